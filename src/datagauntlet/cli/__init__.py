@@ -1,0 +1,1 @@
+"""The `datagauntlet` command line: one module per subcommand."""

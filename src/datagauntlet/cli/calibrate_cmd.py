@@ -1,0 +1,82 @@
+"""`datagauntlet calibrate`: play every policy of every env and print the calibration tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+NAME = "calibrate"
+HELP = (
+    "Play every built-in policy over eval tasks and print mean rewards per config "
+    "(the README's calibration tables). Needs no model and no key."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--env", action="append", metavar="ID", help="only this env (repeatable)")
+    parser.add_argument("--seeds", type=int, default=None, metavar="N", help="tasks per cell (default: the env's own)")
+    parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
+    parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
+    parser.add_argument("--policy", action="append", metavar="NAME", help="only this policy (repeatable)")
+    out = parser.add_mutually_exclusive_group()
+    out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
+    out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from datagauntlet.core.registry import list_envs, make
+    from datagauntlet.core.report import config_label, markdown_table
+    from datagauntlet.core.runner import calibrate, calibration_size
+
+    if args.seeds is not None and args.seeds < 1:
+        raise ValueError("--seeds must be >= 1")
+    env_ids = args.env or list_envs()
+    console = Console(stderr=args.json or args.markdown)
+    for env_id in env_ids:
+        env = make(env_id)
+        total = calibration_size(env, args.seeds, args.policy, args.split)
+        with Progress(
+            TextColumn(f"[bold]{env_id}[/]"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+            disable=total < 50,
+        ) as bar:
+            job = bar.add_task(env_id, total=total)
+            rows = calibrate(
+                env,
+                args.seeds,
+                args.split,
+                args.workers,
+                lambda k, job=job: bar.advance(job, k),
+                args.policy,
+            )
+        if args.json:
+            print(json.dumps({"env": env_id, "rows": [r.as_dict() for r in rows]}, sort_keys=True))
+            continue
+        if args.markdown:
+            print(f"### {env_id}\n\n{markdown_table(rows)}\n")
+            continue
+        table = Table(title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)")
+        table.add_column("config")
+        table.add_column("policy")
+        table.add_column("mean", justify="right")
+        table.add_column("min", justify="right")
+        for name in env.weights:
+            table.add_column(name, justify="right")
+        for r in rows:
+            table.add_row(
+                config_label(r.config),
+                r.policy + (" (reference)" if r.policy == env.reference else ""),
+                f"{r.mean_reward:.3f}",
+                f"{r.min_reward:.3f}",
+                *(f"{r.components[k]:.3f}" for k in env.weights),
+            )
+        console.print(table)
+    return 0

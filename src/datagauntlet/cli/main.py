@@ -1,0 +1,55 @@
+"""Entry point: builds the parser from one module per subcommand and dispatches to it.
+
+Each subcommand module defines `NAME`, `HELP`, `add_arguments(parser)` and `run(args) -> int`,
+and imports its heavy dependencies inside `run`, so `datagauntlet --help` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from types import ModuleType
+
+from datagauntlet import __version__
+
+SUBCOMMANDS = (
+    "datagauntlet.cli.list_cmd",
+    "datagauntlet.cli.calibrate_cmd",
+)
+
+
+def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
+    parser = argparse.ArgumentParser(
+        prog="datagauntlet",
+        description="Verifiable data-integration environments where the tools fail quietly.",
+        epilog="Run `datagauntlet COMMAND --help` for the options of one command.",
+    )
+    parser.add_argument("--version", action="version", version=f"datagauntlet {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    modules: dict[str, ModuleType] = {}
+    for path in SUBCOMMANDS:
+        module = importlib.import_module(path)
+        p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        modules[module.NAME] = module
+    return parser, modules
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser, modules = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help()
+        return 2
+    try:
+        return int(modules[args.command].run(args) or 0)
+    except ValueError as exc:  # bad config or arguments: a clear message, not a traceback
+        print(f"datagauntlet {args.command}: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,32 @@
+"""Options shared by subcommands: env config as KEY=VALUE pairs."""
+
+from __future__ import annotations
+
+import argparse
+
+from datagauntlet.core.env import Environment
+from datagauntlet.core.registry import env_class
+
+
+def add_config_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "config",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="environment config, e.g. profile=hostile num_records=200",
+    )
+
+
+def parse_pairs(pairs: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key:
+            raise ValueError(f"config must be KEY=VALUE, got {pair!r}")
+        out[key.strip().replace("-", "_")] = value
+    return out
+
+
+def build_env(env_id: str, pairs: list[str]) -> Environment:
+    cls = env_class(env_id)
+    return cls(cls.config_cls.from_strings(parse_pairs(pairs)))

@@ -1,0 +1,95 @@
+"""A hash-chained log of every tool call, written before the call takes effect.
+
+Graders read this log (and the world's state), never the agent's prose. Each entry commits to
+the previous one, so editing, dropping or reordering an entry breaks the chain.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+GENESIS = "genesis"
+
+
+def canonical_json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+
+
+def _digest(body: dict[str, Any]) -> str:
+    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class Entry:
+    seq: int
+    tool: str
+    args: Any
+    executed: bool
+    summary: str
+    prev_hash: str
+    hash: str = ""
+    # Env-specific facts about the call (e.g. tables a query read); part of the hashed body.
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def body(self) -> dict[str, Any]:
+        return {
+            "seq": self.seq,
+            "tool": self.tool,
+            "args": self.args,
+            "executed": self.executed,
+            "summary": self.summary,
+            "detail": self.detail,
+            "prev_hash": self.prev_hash,
+        }
+
+    def as_dict(self) -> dict[str, Any]:
+        return {**self.body(), "hash": self.hash}
+
+
+class ActionLog:
+    """Append-only; `open_entry` is called before the effect, `close_entry` records the outcome.
+
+    The hash is computed when the entry is closed, so the summary of the result is covered too.
+    An entry that is opened but never closed (the tool crashed) is closed as not executed.
+    """
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def open_entry(self, tool: str, args: Any) -> Entry:
+        prev = self.entries[-1].hash if self.entries else GENESIS
+        entry = Entry(len(self.entries), tool, args, False, "pending", prev)
+        entry.hash = _digest(entry.body())
+        self.entries.append(entry)
+        return entry
+
+    def close_entry(
+        self, entry: Entry, executed: bool, summary: str, detail: dict[str, Any] | None = None
+    ) -> None:
+        if entry is not self.entries[-1]:
+            raise RuntimeError("only the newest log entry can be closed")
+        entry.executed = executed
+        entry.summary = summary
+        if detail:
+            entry.detail = detail
+        entry.hash = _digest(entry.body())
+
+    def executed(self, tool: str | None = None) -> list[Entry]:
+        return [e for e in self.entries if e.executed and (tool is None or e.tool == tool)]
+
+    def chain_intact(self) -> bool:
+        prev = GENESIS
+        for i, entry in enumerate(self.entries):
+            if entry.seq != i or entry.prev_hash != prev or entry.hash != _digest(entry.body()):
+                return False
+            prev = entry.hash
+        return True
+
+    def as_list(self) -> list[dict[str, Any]]:
+        return [e.as_dict() for e in self.entries]

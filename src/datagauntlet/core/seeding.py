@@ -1,0 +1,130 @@
+"""Keyed-hash randomness: every random choice is a pure function of (seed, label, index).
+
+There is no RNG stream to share, so one extra draw in one place never shifts a draw anywhere
+else, and the same seed gives the same world in any process under any PYTHONHASHSEED.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from typing import TypeVar
+
+T = TypeVar("T")
+
+_DENOM = float(1 << 64)
+
+
+def hash64(*parts: object) -> int:
+    """A 64-bit blake2b digest of the parts, each rendered with repr-free, stable text."""
+    h = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+    for part in parts:
+        data = str(part).encode("utf-8")
+        h.update(len(data).to_bytes(4, "little"))
+        h.update(data)
+    return int.from_bytes(h.digest(), "little")
+
+
+def unit(*parts: object) -> float:
+    """A float in [0, 1) keyed by the parts."""
+    return hash64(*parts) / _DENOM
+
+
+class Keyed:
+    """Draws keyed by (seed, label, index). `index` is explicit: callers name each draw.
+
+    `stream(label)` gives a `Stream`, a counter over one label, for generators that make
+    many draws of one kind; each stream's draws depend only on its own label and counter.
+    """
+
+    __slots__ = ("seed",)
+
+    def __init__(self, seed: int | str) -> None:
+        self.seed = seed
+
+    def unit(self, label: str, index: int | str = 0) -> float:
+        return unit(self.seed, label, index)
+
+    def chance(self, label: str, index: int | str, p: float) -> bool:
+        return self.unit(label, index) < p
+
+    def randint(self, label: str, index: int | str, lo: int, hi: int) -> int:
+        """An integer in [lo, hi], both ends included."""
+        if hi < lo:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        return lo + hash64(self.seed, label, index) % (hi - lo + 1)
+
+    def choice(self, label: str, index: int | str, options: Sequence[T]) -> T:
+        if not options:
+            raise ValueError("choice from an empty sequence")
+        return options[hash64(self.seed, label, index) % len(options)]
+
+    def shuffled(self, label: str, items: Sequence[T]) -> list[T]:
+        """A permutation: sort by a keyed hash of each position (ties impossible in practice)."""
+        keyed = [(hash64(self.seed, label, i), i) for i in range(len(items))]
+        keyed.sort()
+        return [items[i] for _, i in keyed]
+
+    def sample(self, label: str, items: Sequence[T], k: int) -> list[T]:
+        if k > len(items):
+            raise ValueError(f"sample of {k} from {len(items)} items")
+        return self.shuffled(label, items)[:k]
+
+    def token(self, label: str, index: int | str, length: int = 12) -> str:
+        """An opaque lowercase hex token: unguessable without the seed, stable with it."""
+        h = hashlib.blake2b(digest_size=32, person=b"dg-token")
+        h.update(f"{self.seed}\x00{label}\x00{index}".encode())
+        return h.hexdigest()[:length]
+
+    def stream(self, label: str) -> Stream:
+        return Stream(self, label)
+
+
+class Stream:
+    """Sequential draws under one label; the n-th draw is keyed by (seed, label, n)."""
+
+    __slots__ = ("_keyed", "_label", "_n")
+
+    def __init__(self, keyed: Keyed, label: str) -> None:
+        self._keyed = keyed
+        self._label = label
+        self._n = 0
+
+    def _next(self) -> int:
+        n = self._n
+        self._n += 1
+        return n
+
+    def unit(self) -> float:
+        return self._keyed.unit(self._label, self._next())
+
+    def chance(self, p: float) -> bool:
+        return self.unit() < p
+
+    def randint(self, lo: int, hi: int) -> int:
+        return self._keyed.randint(self._label, self._next(), lo, hi)
+
+    def uniform(self, lo: float, hi: float) -> float:
+        return lo + (hi - lo) * self.unit()
+
+    def choice(self, options: Sequence[T]) -> T:
+        return self._keyed.choice(self._label, self._next(), options)
+
+    def shuffled(self, items: Sequence[T]) -> list[T]:
+        return self._keyed.shuffled(f"{self._label}#{self._next()}", items)
+
+    def sample(self, items: Sequence[T], k: int) -> list[T]:
+        return self._keyed.sample(f"{self._label}#{self._next()}", items, k)
+
+    def token(self, length: int = 12) -> str:
+        return self._keyed.token(self._label, self._next(), length)
+
+
+SPLITS = ("train", "eval", "test")
+
+
+def task_seed(env_id: str, split: str, index: int) -> int:
+    """The seed of task `index` of `split`: each split is its own hash stream."""
+    if split not in SPLITS:
+        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    return hash64("task-seed", env_id, split, index) >> 1  # 63 bits: fits a signed int64

@@ -1,0 +1,8 @@
+"""The registered environments: id -> "module:Class", imported only when made.
+
+Adding an env is one line here; every front door reaches it through `datagauntlet.make`.
+"""
+
+ENVS: dict[str, str] = {
+    "dirty-integration": "datagauntlet.envs.dirty_integration.env:DirtyIntegrationEnv",
+}

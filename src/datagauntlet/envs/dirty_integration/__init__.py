@@ -1,0 +1,1 @@
+"""dirty-integration: collect every record from a paginated API that fails quietly."""

@@ -1,0 +1,29 @@
+"""The dirty-integration environment: config, tasks, episodes and policies."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datagauntlet.core.env import Environment, Policy
+from datagauntlet.core.episode import Task
+from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
+from datagauntlet.envs.dirty_integration.episode import DirtyIntegrationEpisode
+from datagauntlet.envs.dirty_integration.grader import METRICS, WEIGHTS
+from datagauntlet.envs.dirty_integration.policies import POLICIES
+
+
+class DirtyIntegrationEnv(Environment):
+    id = "dirty-integration"
+    config_cls = DirtyIntegrationConfig
+    weights = WEIGHTS
+    metric_names = METRICS
+    reference = "careful"
+
+    def episode(self, task: Task) -> DirtyIntegrationEpisode:
+        return DirtyIntegrationEpisode(self, task)
+
+    def policies(self) -> dict[str, Policy]:
+        return dict(POLICIES)
+
+    def calibration_grid(self) -> list[dict[str, Any]]:
+        return [{"profile": p} for p in ("clean", "realistic", "hostile")]

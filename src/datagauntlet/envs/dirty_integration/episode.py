@@ -1,0 +1,117 @@
+"""One dirty-integration episode: the two tools over a fresh world."""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+from datagauntlet.core.action_log import canonical_json
+from datagauntlet.core.episode import Episode, Task, ToolError
+from datagauntlet.core.score import Score
+from datagauntlet.core.tools import Tool, params
+from datagauntlet.envs.dirty_integration.api import CURSOR_MAX_CHARS, Api, BadCursor
+from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
+from datagauntlet.envs.dirty_integration.grader import grade
+from datagauntlet.envs.dirty_integration.world import World
+
+MAX_SUBMITTED_ROWS = 200_000
+
+SYSTEM_PROMPT = """\
+You are a data-integration engineer with two tools.
+fetch_page(cursor) reads one page of a partner's records API: pass null for the first page,
+then the next_cursor the API returned. A page looks like
+{"records": [...], "next_cursor": str or null, "total": int}; next_cursor is null on the last
+page. submit_records(records) hands your final list of {"id", "amount"} to the warehouse; it is
+accepted once and ends the task.
+The API is a third party's and is not guaranteed to behave. It has a request quota that is not
+published. Submit every record exactly once, with amount as an integer."""
+
+TOOLS = (
+    Tool(
+        "fetch_page",
+        "Fetch one page of records. cursor: null for the first page, else a next_cursor "
+        "returned by an earlier page.",
+        params(
+            {
+                "cursor": {
+                    "type": ["string", "null"],
+                    "maxLength": CURSOR_MAX_CHARS,
+                    "description": "null for the first page, else a next_cursor from the API",
+                }
+            }
+        ),
+    ),
+    Tool(
+        "submit_records",
+        "Submit the final list of records, each {\"id\": str, \"amount\": int}. Accepted once; "
+        "ends the task.",
+        params(
+            {
+                "records": {
+                    "type": "array",
+                    "maxItems": MAX_SUBMITTED_ROWS,
+                    "description": "every record collected, each exactly once",
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "id": {"type": "string", "maxLength": 200},
+                            "amount": {"type": ["integer", "number", "string", "boolean", "null"]},
+                        },
+                        "required": ["id", "amount"],
+                    },
+                }
+            }
+        ),
+        mutates=True,
+    ),
+)
+
+
+class DirtyIntegrationEpisode(Episode):
+    TOOLS = TOOLS
+
+    def __init__(self, env: Any, task: Task) -> None:
+        super().__init__(env, task)
+        config: DirtyIntegrationConfig = env.config
+        self.config = config
+        self.world = World(task.seed, config)
+        self.api = Api(self.world)
+        self.submission: list[dict[str, Any]] | None = None
+        # In process, a runaway policy is stopped here; front doors also enforce max_turns.
+        self.max_calls = 4 * (self.world.quota or self.world.pages_needed) + 100
+
+    @property
+    def system_prompt(self) -> str:
+        return SYSTEM_PROMPT
+
+    @property
+    def prompt(self) -> str:
+        return (
+            "Collect every record from the partner API and submit them. "
+            "Start with fetch_page(cursor=null)."
+        )
+
+    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
+        result = super().call(name, args)
+        if not self.done and self.calls >= self.max_calls:
+            self.finish("call limit")
+        return result
+
+    def tool_fetch_page(self, cursor: str | None) -> dict[str, Any]:
+        try:
+            _status, body = self.api.fetch(cursor)
+        except BadCursor as exc:
+            raise ToolError(str(exc)) from None
+        return body
+
+    def tool_submit_records(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+        self.submission = [{"id": r["id"], "amount": r["amount"]} for r in records]
+        self.finish("submitted")
+        return {"status": "accepted", "records_received": len(records)}
+
+    def _grade(self) -> Score:
+        return grade(self.world, self.api, self.submission, self.calls)
+
+    def fingerprint(self) -> str:
+        state = {"api": self.api.state(), "submission": self.submission, "done": self.done}
+        return hashlib.sha256(canonical_json(state).encode()).hexdigest()

@@ -1,0 +1,107 @@
+"""The hidden truth of one task (its records) and the API's fault schedule.
+
+Every fault is a pure function of (task seed, request index): a retry never shifts a later
+fault. Disruptive faults (timeouts and cursor repeats, which each waste one request) are capped
+at quota - pages, so an agent that wastes nothing else always finishes inside the quota; that
+cap is what keeps every seed winnable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+from datagauntlet.core.seeding import Keyed
+from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
+
+_FIRST = ("Ada", "Bo", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jun")
+_LAST = ("Okafor", "Lind", "Park", "Silva", "Novak", "Haddad", "Moreau", "Sato", "Quinn", "Berg")
+
+
+@dataclass(frozen=True)
+class Record:
+    id: str
+    amount: int
+    customer: str
+    created_at: str
+
+
+@dataclass(frozen=True)
+class Faults:
+    timeout: bool
+    cursor_repeat: bool
+    type_drift: bool
+    inflate_by: int  # 0: the total is honest
+
+
+class World:
+    def __init__(self, seed: int, config: DirtyIntegrationConfig) -> None:
+        self.seed = seed
+        self.config = config
+        self.keyed = Keyed(seed)
+        self.records = self._make_records()
+        self.pages_needed = max(1, math.ceil(len(self.records) / config.page_size))
+        factor = config.rates.quota_factor
+        self.quota: int | None = None if factor is None else math.ceil(factor * self.pages_needed)
+        # Cursor tokens: opaque, page order not recoverable from them.
+        self.cursors = [self.keyed.token("cursor", i, 16) for i in range(self.pages_needed)]
+        self.page_of_cursor = {c: i for i, c in enumerate(self.cursors)}
+        self._disruptive_before: list[int] = [0]
+
+    def _make_records(self) -> list[Record]:
+        s = self.keyed.stream("records")
+        out = []
+        for i in range(self.config.num_records):
+            rid = "rec_" + self.keyed.token("record-id", i, 12)
+            name = f"{s.choice(_FIRST)} {s.choice(_LAST)}"
+            day = s.randint(1, 28)
+            out.append(Record(rid, s.randint(1, 9_999), name, f"2026-09-{day:02d}"))
+        return out
+
+    @cached_property
+    def truth(self) -> dict[str, int]:
+        return {r.id: r.amount for r in self.records}
+
+    def page(self, index: int) -> list[Record]:
+        size = self.config.page_size
+        return self.records[index * size : (index + 1) * size]
+
+    # --- the fault schedule ------------------------------------------------------------------
+    def _raw(self, label: str, request: int, p: float) -> bool:
+        return p > 0 and self.keyed.chance(label, request, p)
+
+    def _disruptive_count(self, request: int) -> int:
+        """Disruptive faults that fired at indices < request (cached, pure in (seed, index))."""
+        counts = self._disruptive_before
+        while len(counts) <= request:
+            r = len(counts) - 1
+            counts.append(counts[-1] + int(self._fires_timeout(r) or self._fires_repeat(r)))
+        return counts[request]
+
+    def _slack(self) -> float:
+        return math.inf if self.quota is None else self.quota - self.pages_needed
+
+    def _fires_timeout(self, request: int) -> bool:
+        return self._raw("timeout", request, self.config.rates.timeout) and (
+            self._disruptive_count(request) < self._slack()
+        )
+
+    def _fires_repeat(self, request: int) -> bool:
+        return (
+            not self._fires_timeout(request)
+            and self._raw("cursor-repeat", request, self.config.rates.cursor_repeat)
+            and self._disruptive_count(request) < self._slack()
+        )
+
+    def faults(self, request: int) -> Faults:
+        rates = self.config.rates
+        inflate = 0
+        if self._raw("inflate-total", request, rates.inflate_total):
+            inflate = self.keyed.randint("inflate-by", request, 1, max(2, self.pages_needed))
+        return Faults(
+            timeout=self._fires_timeout(request),
+            cursor_repeat=self._fires_repeat(request),
+            type_drift=self._raw("type-drift", request, rates.type_drift),
+            inflate_by=inflate,
+        )
