@@ -88,10 +88,12 @@ class Episode(ABC):
             args = {}
         if isinstance(args, str):
             try:
-                args = json.loads(args) if args.strip() else {}
+                args = loads_strict(args) if args.strip() else {}
             except ValueError as exc:
                 return self._refuse(str(name), args, f"arguments are not valid JSON: {exc}")
         tool_name = name if isinstance(name, str) else repr(name)
+        if not _jsonable(args):
+            return self._refuse(tool_name, args, "arguments must be plain JSON: no NaN, Infinity, non-JSON types or deep nesting")
         if self.done:
             return self._refuse(
                 tool_name, args, f"the episode is over ({self.stop_reason}); no more tool calls"
@@ -121,7 +123,7 @@ class Episode(ABC):
         return result
 
     def _refuse(self, name: str, args: Any, message: str) -> dict[str, Any]:
-        entry = self.log.open_entry(name, args if _jsonable(args) else repr(args))
+        entry = self.log.open_entry(name, args if _jsonable(args) else _safe_repr(args))
         result = {"error": message}
         self.log.close_entry(entry, False, summarize(result))
         return result
@@ -152,7 +154,37 @@ class Episode(ABC):
 
 def _jsonable(value: Any) -> bool:
     try:
-        json.dumps(value)
-    except (TypeError, ValueError):
+        json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError, RecursionError):
         return False
     return True
+
+
+def _safe_repr(value: Any) -> str:
+    try:
+        text = repr(value)
+    except RecursionError:
+        return f"<{type(value).__name__} nested too deeply>"
+    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for key, value in pairs:
+        if key in out:
+            raise ValueError(f"duplicate key {key[:40]!r} in one object")
+        out[key] = value
+    return out
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def loads_strict(text: str) -> Any:
+    """Parse JSON, refusing what `json.loads` lets through: duplicate keys (the last one would
+    silently win), NaN and Infinity; nesting too deep for the parser is a ValueError too."""
+    try:
+        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+    except RecursionError:
+        raise ValueError("nested too deeply") from None
