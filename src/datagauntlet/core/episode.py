@@ -93,7 +93,9 @@ class Episode(ABC):
                 return self._refuse(str(name), args, f"arguments are not valid JSON: {exc}")
         tool_name = name if isinstance(name, str) else repr(name)
         if not _jsonable(args):
-            return self._refuse(tool_name, args, "arguments must be plain JSON: no NaN, Infinity, non-JSON types or deep nesting")
+            return self._refuse(
+                tool_name, args, "arguments must be plain JSON: no NaN, Infinity or deep nesting"
+            )
         if self.done:
             return self._refuse(
                 tool_name, args, f"the episode is over ({self.stop_reason}); no more tool calls"
