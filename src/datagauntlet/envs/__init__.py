@@ -4,5 +4,6 @@ Adding an env is one line here; every front door reaches it through `datagauntle
 """
 
 ENVS: dict[str, str] = {
+    "dataclean": "datagauntlet.envs.dataclean.env:DatacleanEnv",
     "dirty-integration": "datagauntlet.envs.dirty_integration.env:DirtyIntegrationEnv",
 }

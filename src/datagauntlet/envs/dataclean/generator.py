@@ -1,0 +1,344 @@
+"""Generate one task: the clean table first, then independent corruptions, then duplicates.
+
+Every draw is keyed by (task seed, label, column, row) through the core's keyed hash. A cell
+takes one 64-bit hash and splits it into the few small draws it needs (mixed radix), so a
+100,000-row table costs one hash per cell and no draw ever shifts another.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import unicodedata
+from dataclasses import dataclass
+from decimal import Decimal
+
+from datagauntlet.core.seeding import Keyed, hash64
+from datagauntlet.envs.dataclean import families as fam
+from datagauntlet.envs.dataclean.config import DatacleanConfig
+from datagauntlet.envs.dataclean.engine import Cell, Table
+from datagauntlet.envs.dataclean.families import Column, Family
+from datagauntlet.envs.dataclean.policy_text import render_policy
+
+# Chance that a clean cell of each kind arrives corrupted.
+CORRUPTION_RATE = {
+    fam.NAME: 0.2,
+    fam.EMAIL: 0.35,
+    fam.PHONE: 0.5,
+    fam.CATEGORY: 0.5,
+    fam.DATE: 0.8,
+    fam.AMOUNT: 0.45,
+    fam.QUANTITY: 0.35,
+    fam.CODE: 0.35,
+}
+TASK_ALIAS_RATE = 0.9  # chance a cell whose value has a task alias is written with it
+MISSING_WRITTEN_RATE = 0.8  # chance a genuinely missing value is written as a marker
+PAD_RATE = 0.25  # chance a corrupted cell also carries stray whitespace
+WHITESPACE = (" ", "  ", "\t", "\u00a0", "\u3000")
+_EPOCH = dt.date(2019, 1, 1).toordinal()
+_ALIAS_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
+
+
+class CellRng:
+    """Small independent draws carved out of one 64-bit keyed hash (mixed radix)."""
+
+    __slots__ = ("_h", "_parts", "_room")
+
+    def __init__(self, *parts: object) -> None:
+        self._parts = parts
+        self._h = hash64(*parts)
+        self._room = 1 << 64
+
+    def below(self, n: int) -> int:
+        # Keep the product of radices far below 2**64, so every draw stays close to uniform;
+        # a cell that needs more takes a second hash.
+        if self._room < n << 24:
+            self._h = hash64(*self._parts, "more", self._room)
+            self._room = 1 << 64
+        value = self._h % n
+        self._h //= n
+        self._room //= n
+        return value
+
+    def chance(self, p: float) -> bool:
+        return self.below(1000) < round(p * 1000)
+
+    def pick(self, options: tuple[str, ...] | list[str]) -> str:
+        return options[self.below(len(options))]
+
+
+@dataclass(frozen=True)
+class World:
+    family: Family
+    truth: Table  # one clean row per record, in generation order: never shown
+    dirty: Table  # what the agent sees: corrupted, shuffled, with duplicate rows
+    task_aliases: dict[str, str]
+    date_order: str  # "US" (month first) or "EU" (day first)
+    batch: str
+    policy_text: str
+
+
+def _fold(text: str) -> str:
+    special = {"ł": "l", "Ł": "L", "ø": "o", "Ø": "O", "ı": "i", "ß": "ss", "đ": "d", "Đ": "D"}
+    text = "".join(special.get(ch, ch) for ch in text)
+    plain = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+    return "".join(ch for ch in plain.lower() if ch.isalnum())
+
+
+def _date(rng: CellRng, after: str | None) -> str:
+    if after is not None:
+        day = dt.date.fromisoformat(after).toordinal() + rng.below(400)
+    else:
+        day = _EPOCH + rng.below(7 * 365)
+    return dt.date.fromordinal(day).isoformat()
+
+
+def _money(cents: int) -> str:
+    return f"{Decimal(cents) / 100:.2f}"
+
+
+class _Generator:
+    def __init__(self, seed: int, config: DatacleanConfig) -> None:
+        self.seed = seed
+        self.keyed = Keyed(seed)
+        self.config = config
+        family_id = config.family
+        if family_id == "all":
+            family_id = self.keyed.choice("family", 0, tuple(fam.FAMILIES))
+        self.family = fam.FAMILIES[family_id]
+        if config.rows is None:
+            self.n = self.keyed.randint("rows", 0, 10, 18)
+            self.n_dups = self.keyed.randint("duplicates", 0, 0, 2)
+        else:
+            self.n = config.rows
+            self.n_dups = self.keyed.randint("duplicates", 0, 0, max(2, config.rows // 100))
+        self.date_order = "US" if self.keyed.chance("date-order", 0, 0.5) else "EU"
+        self.batch = self.keyed.token("batch", 0, 6)
+        self.pool = max(3, self.n // 3)
+
+    # --- the clean table -------------------------------------------------------------------
+    def clean_row(self, i: int) -> dict[str, Cell]:
+        row: dict[str, Cell] = {}
+        last_date: str | None = None
+        for col in self.family.columns:
+            rng = CellRng(self.seed, "clean", col.name, i)
+            if col.missing_rate and rng.chance(col.missing_rate):
+                row[col.name] = None
+                continue
+            value = self._clean_value(col, rng, i, row, last_date)
+            if col.kind == fam.DATE:
+                last_date = value
+            row[col.name] = value
+        return row
+
+    def _clean_value(
+        self, col: Column, rng: CellRng, i: int, row: dict[str, Cell], last_date: str | None
+    ) -> str:
+        kind = col.kind
+        if kind == fam.KEY:
+            return "r" + self.keyed.token("record-id", i, 12)
+        if kind == fam.REF:
+            who = rng.below(self.pool) if self.family.id == "orders" else i
+            return f"C-{100000 + hash64(self.seed, 'customer', who) % 900000}"
+        if kind == fam.NOTES:
+            return rng.pick(fam.NOTES_TEXT)
+        if kind == fam.NAME:
+            if col.name == "product":
+                return rng.pick(fam.PRODUCTS)
+            return f"{rng.pick(fam.FIRST_NAMES)} {rng.pick(fam.LAST_NAMES)}"
+        if kind == fam.EMAIL:
+            name = str(row.get("name") or "guest user")
+            first, _, last = name.partition(" ")
+            return f"{_fold(first)}.{_fold(last)}{rng.below(100)}@{rng.pick(fam.EMAIL_DOMAINS)}"
+        if kind == fam.PHONE:
+            area, exchange, line = 201 + rng.below(789), 200 + rng.below(800), rng.below(10000)
+            return f"{area}-{exchange}-{line:04d}"
+        if kind == fam.CATEGORY:
+            return rng.pick(col.categories)
+        if kind == fam.DATE:
+            return _date(rng, last_date)
+        if kind == fam.AMOUNT:
+            return self._amount(col, rng, row)
+        if kind == fam.QUANTITY:
+            return self._quantity(col, rng)
+        if kind == fam.CODE:
+            if col.name == "currency":
+                return rng.pick(fam.CURRENCIES)
+            return "SKU-" + self.keyed.token("sku", i, 6).upper()
+        raise ValueError(f"unknown column kind {kind!r}")
+
+    def _amount(self, col: Column, rng: CellRng, row: dict[str, Cell]) -> str:
+        status = row.get("status")
+        if status == "cancelled" or rng.chance(0.08):
+            return "0.00"  # a real zero: must survive cleaning
+        cents = 1 + rng.below(2_500_000 if col.name != "unit_cost" else 90_000)
+        if status == "refunded" or (col.name == "lifetime_value" and rng.chance(0.06)):
+            cents = -cents  # refunds and credits: real negatives
+        return _money(cents)
+
+    def _quantity(self, col: Column, rng: CellRng) -> str:
+        if col.name == "quantity":
+            return str(1 + rng.below(60))
+        if rng.chance(0.1):
+            return "0"
+        if rng.chance(0.09):
+            return str(-1 - rng.below(20))  # backorders: real negatives
+        return str(1 + rng.below(2500))
+
+    # --- the task's own aliases ------------------------------------------------------------
+    def task_aliases(self, truth: Table) -> dict[str, str]:
+        col = self.family.category
+        present = sorted(set(v for v in truth.data[col.name] if v is not None))
+        taken = {*col.categories, *col.standing_aliases}
+        taken |= {t.lower() for t in taken}
+        aliases: dict[str, str] = {}
+        for k in range(2):
+            target = self.keyed.choice("alias-target", k, present)
+            for attempt in range(50):
+                stream = self.keyed.stream(f"alias-{k}-{attempt}")
+                letters = "".join(stream.choice(_ALIAS_LETTERS) for _ in range(3))
+                digits = f"{stream.randint(0, 99):02d}"
+                shape = stream.randint(0, 2)
+                alias = (f"{letters}-{digits}", f"{letters.lower()}/{digits}", letters + digits)[
+                    shape
+                ]
+                if alias not in taken and alias.lower() not in taken:
+                    break
+            taken |= {alias, alias.lower()}
+            aliases[alias] = target
+        return aliases
+
+    # --- corruption ------------------------------------------------------------------------
+    def corrupt(self, col: Column, i: int, clean: Cell, aliases: dict[str, str]) -> Cell:
+        rng = CellRng(self.seed, "corrupt", col.name, i)
+        if col.name in fam.PROTECTED_COLUMNS:
+            return clean
+        if clean is None:
+            if not rng.chance(MISSING_WRITTEN_RATE):
+                return None
+            token = rng.pick(fam.MISSING_TOKENS)
+            return self._pad(rng, token) if token and rng.chance(PAD_RATE) else token
+        if col.kind == fam.CATEGORY:
+            own = [a for a, t in aliases.items() if t == clean]
+            if own and rng.chance(TASK_ALIAS_RATE):
+                value = own[rng.below(len(own))]
+                return self._pad(rng, value) if rng.chance(PAD_RATE) else value
+        if not rng.chance(CORRUPTION_RATE[col.kind]):
+            return clean
+        if col.kind == fam.NAME:
+            return self._pad(rng, clean)
+        forms = [f for f in self._forms(col, clean) if f != clean]
+        value = rng.pick(forms) if forms else clean
+        if value == clean or rng.chance(PAD_RATE):
+            value = self._pad(rng, value)
+        return value
+
+    def _pad(self, rng: CellRng, value: str) -> str:
+        where = rng.below(3)
+        left = rng.pick(WHITESPACE) if where != 1 else ""
+        right = rng.pick(WHITESPACE) if where != 0 else ""
+        return f"{left}{value}{right}"
+
+    def _forms(self, col: Column, clean: str) -> list[str]:
+        kind = col.kind
+        if kind == fam.EMAIL:
+            local, _, domain = clean.partition("@")
+            title = ".".join(p.capitalize() for p in local.split("."))
+            return [clean.upper(), f"{title}@{domain.capitalize()}", f"{title}@{domain}"]
+        if kind == fam.PHONE:
+            a, b, c = clean.split("-")
+            return [
+                f"({a}) {b}-{c}",
+                f"{a}.{b}.{c}",
+                f"+1 {a} {b} {c}",
+                f"{a}{b}{c}",
+                f"1-{a}-{b}-{c}",
+                f"{a} {b} {c}",
+                f"+1 ({a}) {b}-{c}",
+            ]
+        if kind == fam.CATEGORY:
+            return [clean.upper(), clean.capitalize()] + [
+                alias for alias, target in col.standing_aliases.items() if target == clean
+            ]
+        if kind == fam.DATE:
+            y, m, d = (int(p) for p in clean.split("-"))
+            if self.date_order == "US":
+                return [f"{m:02d}/{d:02d}/{y}", f"{m}/{d}/{y}", f"{m:02d}-{d:02d}-{y}"]
+            return [f"{d:02d}/{m:02d}/{y}", f"{d}.{m}.{y}", f"{d:02d}.{m:02d}.{y}", f"{d}/{m}/{y}"]
+        if kind == fam.AMOUNT:
+            negative = clean.startswith("-")
+            plain = clean.lstrip("-")
+            grouped = f"{Decimal(plain):,.2f}"
+            short = plain.rstrip("0").rstrip(".") or "0"
+            sign = "-" if negative else ""
+            forms = [f"{sign}${grouped}", f"{sign}{short}", f"USD {sign}{plain}"]
+            forms.append(f"{sign}{grouped}" if grouped != plain else f"{sign}{plain} USD")
+            if negative:
+                forms.append(f"(${grouped})")
+            return forms
+        if kind == fam.QUANTITY:
+            number = int(clean)
+            forms = [f"{number}.0", f"{number}.00"]
+            forms.append(f"{number:,}" if abs(number) >= 1000 else f"+{number}")
+            return [f for f in forms if not f.startswith("+-")]
+        if kind == fam.CODE:
+            return [clean.lower(), clean.capitalize()]
+        return []
+
+    # --- the whole task --------------------------------------------------------------------
+    def build(self) -> World:
+        columns = self.family.names
+        clean_rows = [self.clean_row(i) for i in range(self.n)]
+        self._unique_keys(clean_rows)
+        truth = Table.from_records(columns, clean_rows)
+        aliases = self.task_aliases(truth)
+        dirty_rows = [
+            [self.corrupt(col, i, row[col.name], aliases) for col in self.family.columns]
+            for i, row in enumerate(clean_rows)
+        ]
+        self._ensure_aliases_shown(truth, dirty_rows, aliases)
+        order = self._order()
+        ordered = [dirty_rows[i] for i in order]
+        dirty = Table.from_rows(columns, ordered)
+        text = render_policy(self.family, aliases, self.date_order, self.batch, len(dirty))
+        return World(self.family, truth, dirty, aliases, self.date_order, self.batch, text)
+
+    def _unique_keys(self, rows: list[dict[str, Cell]]) -> None:
+        seen: set[Cell] = set()
+        for i, row in enumerate(rows):
+            attempt = 0
+            while row["record_id"] in seen:
+                attempt += 1
+                row["record_id"] = "r" + self.keyed.token("record-id", f"{i}-{attempt}", 12)
+            seen.add(row["record_id"])
+
+    def _ensure_aliases_shown(
+        self, truth: Table, dirty_rows: list[list[Cell]], aliases: dict[str, str]
+    ) -> None:
+        """Each documented alias appears at least once (in its first eligible row)."""
+        col = self.family.category
+        at = self.family.names.index(col.name)
+        values = truth.data[col.name]
+        for alias, target in aliases.items():
+            if any(isinstance(r[at], str) and r[at].strip() == alias for r in dirty_rows):
+                continue
+            for i, value in enumerate(values):
+                if value == target and dirty_rows[i][at] not in aliases:
+                    dirty_rows[i][at] = alias
+                    break
+
+    def _order(self) -> list[int]:
+        """Shuffled rows; each duplicate is an exact copy placed somewhere after its original."""
+        shuffled = self.keyed.shuffled("order", list(range(self.n)))
+        position = {row: p for p, row in enumerate(shuffled)}
+        keyed: list[tuple[float, int, int]] = [(float(p), 0, r) for p, r in enumerate(shuffled)]
+        sources = self.keyed.sample("duplicate-of", list(range(self.n)), min(self.n_dups, self.n))
+        for k, src in enumerate(sources):
+            p = position[src]
+            spot = p + 0.5 + self.keyed.unit("duplicate-at", k) * (self.n - p - 0.5)
+            keyed.append((spot, 1 + k, src))
+        keyed.sort()
+        return [r for _, _, r in keyed]
+
+
+def generate(seed: int, config: DatacleanConfig) -> World:
+    return _Generator(seed, config).build()

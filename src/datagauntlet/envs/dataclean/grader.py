@@ -1,0 +1,114 @@
+"""Score a cleaned table against the clean truth, rows aligned by primary key.
+
+reward = 0.60 repair recall + 0.20 preservation + 0.20 row integrity, where
+- repair recall: cells that arrived wrong and are now right / cells that arrived wrong
+  (1.0 when nothing arrived wrong); a missing value left as "N/A" is not repaired;
+- preservation: cells that arrived right and are still right / cells that arrived right;
+- row integrity: 1 - (extra + missing row occurrences) / max(1, submitted + expected rows).
+Only editable columns count (protected ones cannot change). A record's cells are read from
+its first occurrence; a record missing from the output has every cell wrong.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from datagauntlet.core.score import Score
+from datagauntlet.envs.dataclean.engine import Cell, Table
+
+WEIGHTS = {"repair_recall": 0.6, "preservation": 0.2, "row_integrity": 0.2}
+METRICS = (
+    "cells_repaired",
+    "cells_damaged",
+    "rows_extra",
+    "rows_missing",
+    "invalid_reason",
+    "program_length",
+)
+_ABSENT = object()  # the cell of a record that is not in the output
+
+
+@dataclass(frozen=True)
+class Tally:
+    corrupted: int
+    repaired: int
+    correct: int
+    preserved: int
+    rows_extra: int
+    rows_missing: int
+    rows_submitted: int
+    rows_expected: int
+
+    @property
+    def values(self) -> dict[str, float]:
+        recall = self.repaired / self.corrupted if self.corrupted else 1.0
+        preservation = self.preserved / self.correct if self.correct else 1.0
+        wrong_rows = self.rows_extra + self.rows_missing
+        integrity = 1.0 - wrong_rows / max(1, self.rows_submitted + self.rows_expected)
+        return {"repair_recall": recall, "preservation": preservation, "row_integrity": integrity}
+
+
+def _first_positions(ids: Sequence[Cell]) -> dict[Cell, int]:
+    first: dict[Cell, int] = {}
+    for i, rid in enumerate(ids):
+        first.setdefault(rid, i)
+    return first
+
+
+def tally(truth: Table, before: Table, after: Table, key: str, columns: Sequence[str]) -> Tally:
+    """Count repairs and damage of `after` (the cleaned `before`) against `truth`."""
+    expected = truth.data[key]
+    in_before = _first_positions(before.data[key])
+    in_after = _first_positions(after.data[key])
+    at_before = [in_before[rid] for rid in expected]
+    at_after = [in_after.get(rid) for rid in expected]
+    corrupted = repaired = correct = preserved = 0
+    for col in columns:
+        b_col, a_col = before.data[col], after.data[col]
+        b_vals = [b_col[i] for i in at_before]
+        a_vals = [_ABSENT if i is None else a_col[i] for i in at_after]
+        for t, b, a in zip(truth.data[col], b_vals, a_vals, strict=True):
+            if b == t:
+                correct += 1
+                preserved += a == t
+            else:
+                corrupted += 1
+                repaired += a == t
+    counts = Counter(after.data[key])
+    truth_ids = set(expected)
+    extra = sum(c - 1 if rid in truth_ids else c for rid, c in counts.items())
+    missing = sum(1 for rid in truth_ids if rid not in counts)
+    return Tally(corrupted, repaired, correct, preserved, extra, missing, len(after), len(truth))
+
+
+def grade(
+    truth: Table,
+    before: Table,
+    after: Table | None,
+    key: str,
+    columns: Sequence[str],
+    program_length: int,
+    invalid_reason: str = "",
+) -> Score:
+    """The score of one submission; `after` is None when the program was invalid or absent."""
+    metrics: dict[str, Any] = {
+        "cells_repaired": 0,
+        "cells_damaged": 0,
+        "rows_extra": 0,
+        "rows_missing": 0,
+        "invalid_reason": invalid_reason,
+        "program_length": program_length,
+    }
+    if after is None:
+        return Score.zero(WEIGHTS, metrics)
+    t = tally(truth, before, after, key, columns)
+    metrics.update(
+        cells_repaired=t.repaired,
+        cells_damaged=t.correct - t.preserved,
+        rows_extra=t.rows_extra,
+        rows_missing=t.rows_missing,
+    )
+    return Score.build(WEIGHTS, t.values, metrics)

@@ -1,0 +1,86 @@
+"""The per-task policy text: what each column should hold and how this batch was exported.
+
+It is the agent's whole specification. It documents the standing conventions, the two aliases
+used only by this batch and whether its dates are written month first or day first; it never
+says which cells are wrong.
+"""
+
+from __future__ import annotations
+
+from datagauntlet.envs.dataclean import families as fam
+from datagauntlet.envs.dataclean.families import Column, Family
+
+
+def quoted(values: object) -> str:
+    return ", ".join(f'"{v}"' for v in values)  # type: ignore[attr-defined]
+
+
+def describe(col: Column) -> str:
+    kind = col.kind
+    if kind == fam.KEY:
+        return "primary key; identifies the record. Protected: never edit."
+    if kind == fam.REF:
+        return "customer reference. Protected: never edit."
+    if kind == fam.NOTES:
+        return "free text written by staff. Protected: never edit."
+    if kind == fam.NAME:
+        return (
+            f"{col.label}, written as given (accents and other non-ASCII letters included); "
+            "keep spelling and capitalisation exactly, only trim surrounding whitespace."
+        )
+    if kind == fam.EMAIL:
+        return "e-mail address, all lower-case; null when missing."
+    if kind == fam.PHONE:
+        return "US phone number written like 415-555-0132; null when missing."
+    if kind == fam.CATEGORY:
+        return f"one of {', '.join(col.categories)} (lower-case)."
+    if kind == fam.DATE:
+        return "calendar date in ISO 8601 form YYYY-MM-DD."
+    if kind == fam.AMOUNT:
+        return (
+            "money as a plain decimal with exactly two places (1234.50, -45.00, 0.00); "
+            "zero and negative amounts are real and must be kept."
+        )
+    if kind == fam.QUANTITY:
+        return "whole number (12, 0, -3); zero and negative counts are real and must be kept."
+    if kind == fam.CODE:
+        return f"{col.label}, in upper case."
+    raise ValueError(f"unknown column kind {kind!r}")
+
+
+def render_policy(
+    family: Family, aliases: dict[str, str], date_order: str, batch: str, n_rows: int
+) -> str:
+    category = family.category
+    lines = [
+        f"Cleaning policy for {family.title} batch {batch} ({n_rows} rows).",
+        "",
+        "Target format of each column:",
+        *(f"- {c.name}: {describe(c)}" for c in family.columns),
+        "",
+        "How this export was written:",
+        "- Any cell may carry stray whitespace before or after its value.",
+        f"- Missing values are written as any of: {quoted(fam.MISSING_TOKENS)}.",
+        f"- Standing aliases for {category.name}: "
+        + "; ".join(f'"{a}" means {t}' for a, t in category.standing_aliases.items())
+        + ".",
+        f"- Aliases used only by this batch for {category.name}: "
+        + "; ".join(f'"{a}" means {t}' for a, t in aliases.items())
+        + ".",
+    ]
+    if date_order == "US":
+        lines.append(
+            "- Dates in this batch are written month first (US: MM/DD/YYYY; also M/D/YYYY and "
+            "MM-DD-YYYY); some are already ISO."
+        )
+    else:
+        lines.append(
+            "- Dates in this batch are written day first (EU: DD/MM/YYYY; also D.M.YYYY and "
+            "DD-MM-YYYY); some are already ISO."
+        )
+    lines += [
+        "- Some rows were exported twice: record_id identifies a record; keep its first copy.",
+        "- Aliases and missing-value markers are whole cell values, matched exactly after "
+        "trimming.",
+    ]
+    return "\n".join(lines)
