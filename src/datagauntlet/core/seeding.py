@@ -15,14 +15,36 @@ T = TypeVar("T")
 _DENOM = float(1 << 64)
 
 
-def hash64(*parts: object) -> int:
-    """A 64-bit blake2b digest of the parts, each rendered with repr-free, stable text."""
-    h = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+def _feed(h: hashlib._Hash, parts: tuple[object, ...]) -> None:
     for part in parts:
         data = str(part).encode("utf-8")
         h.update(len(data).to_bytes(4, "little"))
         h.update(data)
+
+
+def hash64(*parts: object) -> int:
+    """A 64-bit blake2b digest of the parts, each rendered with repr-free, stable text."""
+    h = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+    _feed(h, parts)
     return int.from_bytes(h.digest(), "little")
+
+
+class HashPrefix:
+    """`HashPrefix(*a).at(*b) == hash64(*a, *b)`, with the shared prefix hashed only once.
+
+    For generators that draw once per cell of a large table under the same few labels.
+    """
+
+    __slots__ = ("_h",)
+
+    def __init__(self, *parts: object) -> None:
+        self._h = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+        _feed(self._h, parts)
+
+    def at(self, *parts: object) -> int:
+        h = self._h.copy()
+        _feed(h, parts)
+        return int.from_bytes(h.digest(), "little")
 
 
 def unit(*parts: object) -> float:

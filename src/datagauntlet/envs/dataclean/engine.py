@@ -12,6 +12,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from operator import ne
 
 from datagauntlet.envs.dataclean.program import Operation
 
@@ -55,6 +56,7 @@ _DIGITS = re.compile(r"\D+")
 _DATE = re.compile(r"(\d{1,2})([/.-])(\d{1,2})\2(\d{4})")
 _ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
 _PLAIN_NUMBER = re.compile(r"\+?(\d+(\.\d*)?|\.\d+)")
+_CANONICAL_MONEY = re.compile(r"-?\d+\.\d\d")
 _PHONE_CHARS = frozenset("0123456789 +-().\t")
 _CURRENCY = re.compile(r"^(USD|EUR|GBP|CAD|US\$|[$€£])\s*|\s*(USD|EUR|GBP|CAD|[$€£])$")
 _THOUSANDS = re.compile(r"^\+?\d{1,3}(,\d{3})+(\.\d*)?$")
@@ -72,6 +74,8 @@ def phone_us(value: str) -> Cell:
 
 
 def _date(value: str, month_first: bool) -> Cell:
+    if len(value) == 10 and value[4] == "-":
+        return value  # already ISO (or not a date in either convention)
     text = value.strip()
     m = _DATE.fullmatch(text)
     if m is None:
@@ -111,6 +115,8 @@ def _number_text(value: str) -> tuple[bool, str] | None:
 
 
 def decimal2(value: str) -> Cell:
+    if _CANONICAL_MONEY.fullmatch(value) and value != "-0.00":
+        return value
     parsed = _number_text(value)
     if parsed is None:
         return value
@@ -144,15 +150,14 @@ def integer(value: str) -> Cell:
     return str(-whole if negative and whole else whole)
 
 
-def _str_method(name: str) -> CellFn:
-    method = getattr(str, name)
-    return lambda v: method(v)
-
-
+# Case and whitespace: plain str methods, mapped in C when the column has no missing cells.
+STR_METHODS: dict[str, Callable[[str], str]] = {
+    "strip": str.strip,
+    "lower": str.lower,
+    "upper": str.upper,
+}
 CELL_FUNCTIONS: dict[str, CellFn] = {
-    "strip": _str_method("strip"),
-    "lower": _str_method("lower"),
-    "upper": _str_method("upper"),
+    **STR_METHODS,
     "phone_us": phone_us,
     "date_us": date_us,
     "date_eu": date_eu,
@@ -161,14 +166,24 @@ CELL_FUNCTIONS: dict[str, CellFn] = {
 }
 
 
-def _apply_cells(values: list[Cell], fn: Callable[[str], Cell]) -> list[Cell]:
+def _apply_method(values: list[Cell], method: Callable[[str], str]) -> list[Cell]:
+    try:
+        return list(map(method, values))  # type: ignore[arg-type]
+    except TypeError:  # some cells are missing
+        return [None if v is None else method(v) for v in values]
+
+
+def _apply_cells(values: list[Cell], fn: CellFn) -> list[Cell]:
     # Each distinct value is computed once: real columns repeat a lot (dates, codes, statuses).
-    table: dict[Cell, Cell] = {v: (None if v is None else fn(v)) for v in dict.fromkeys(values)}
+    distinct = dict.fromkeys(values)
+    distinct.pop(None, None)
+    table: dict[Cell, Cell] = dict(zip(distinct, map(fn, distinct), strict=True))  # type: ignore[arg-type]
+    table[None] = None
     return list(map(table.__getitem__, values))
 
 
 def _changed(old: list[Cell], new: list[Cell]) -> int:
-    return sum(1 for a, b in zip(old, new, strict=True) if a != b)
+    return sum(map(ne, old, new))
 
 
 @dataclass(frozen=True)
@@ -187,14 +202,17 @@ class OpReport:
 
 
 def _dedupe(table: Table, keys: tuple[str, ...]) -> int:
-    seen: set[tuple[Cell, ...]] = set()
+    seen: set[object] = set()
     keep: list[int] = []
-    key_cols = [table.data[k] for k in keys]
-    for i, key in enumerate(zip(*key_cols, strict=True)):
-        if None in key:  # a row without a key is never anybody's duplicate
+    if len(keys) == 1:
+        key_values: list[object] = list(table.data[keys[0]])
+    else:
+        key_values = list(zip(*(table.data[k] for k in keys), strict=True))
+    for i, key in enumerate(key_values):
+        # A row without a key is never anybody's duplicate.
+        if key is None or (isinstance(key, tuple) and None in key):
             keep.append(i)
-            continue
-        if key not in seen:
+        elif key not in seen:
             seen.add(key)
             keep.append(i)
     removed = len(table) - len(keep)
@@ -222,6 +240,8 @@ def run_program(table: Table, program: Sequence[Operation]) -> tuple[Table, list
             elif op.op == "replace_missing":
                 tokens = op.tokens
                 new = [None if v in tokens else v for v in old]
+            elif op.op in STR_METHODS:
+                new = _apply_method(old, STR_METHODS[op.op])
             else:
                 new = _apply_cells(old, CELL_FUNCTIONS[op.op])
             changed += _changed(old, new)

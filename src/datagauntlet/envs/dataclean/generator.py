@@ -12,7 +12,7 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-from datagauntlet.core.seeding import Keyed, hash64
+from datagauntlet.core.seeding import HashPrefix, Keyed, hash64
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import Cell, Table
@@ -41,18 +41,19 @@ _ALIAS_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
 class CellRng:
     """Small independent draws carved out of one 64-bit keyed hash (mixed radix)."""
 
-    __slots__ = ("_h", "_parts", "_room")
+    __slots__ = ("_first", "_h", "_refills", "_room")
 
-    def __init__(self, *parts: object) -> None:
-        self._parts = parts
-        self._h = hash64(*parts)
+    def __init__(self, h: int) -> None:
+        self._first = self._h = h
         self._room = 1 << 64
+        self._refills = 0
 
     def below(self, n: int) -> int:
         # Keep the product of radices far below 2**64, so every draw stays close to uniform;
-        # a cell that needs more takes a second hash.
+        # a cell that needs more takes a further hash.
         if self._room < n << 24:
-            self._h = hash64(*self._parts, "more", self._room)
+            self._refills += 1
+            self._h = hash64(self._first, "more", self._refills)
             self._room = 1 << 64
         value = self._h % n
         self._h //= n
@@ -114,13 +115,16 @@ class _Generator:
         self.date_order = "US" if self.keyed.chance("date-order", 0, 0.5) else "EU"
         self.batch = self.keyed.token("batch", 0, 6)
         self.pool = max(3, self.n // 3)
+        names = self.family.names
+        self._clean = {c: HashPrefix(seed, "clean", c) for c in names}
+        self._corrupt = {c: HashPrefix(seed, "corrupt", c) for c in names}
 
     # --- the clean table -------------------------------------------------------------------
     def clean_row(self, i: int) -> dict[str, Cell]:
         row: dict[str, Cell] = {}
         last_date: str | None = None
         for col in self.family.columns:
-            rng = CellRng(self.seed, "clean", col.name, i)
+            rng = CellRng(self._clean[col.name].at(i))
             if col.missing_rate and rng.chance(col.missing_rate):
                 row[col.name] = None
                 continue
@@ -209,9 +213,9 @@ class _Generator:
 
     # --- corruption ------------------------------------------------------------------------
     def corrupt(self, col: Column, i: int, clean: Cell, aliases: dict[str, str]) -> Cell:
-        rng = CellRng(self.seed, "corrupt", col.name, i)
         if col.name in fam.PROTECTED_COLUMNS:
             return clean
+        rng = CellRng(self._corrupt[col.name].at(i))
         if clean is None:
             if not rng.chance(MISSING_WRITTEN_RATE):
                 return None

@@ -14,6 +14,8 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
+from itertools import compress
+from operator import eq
 from typing import Any
 
 from datagauntlet.core.score import Score
@@ -67,16 +69,17 @@ def tally(truth: Table, before: Table, after: Table, key: str, columns: Sequence
     at_after = [in_after.get(rid) for rid in expected]
     corrupted = repaired = correct = preserved = 0
     for col in columns:
-        b_col, a_col = before.data[col], after.data[col]
-        b_vals = [b_col[i] for i in at_before]
+        truth_col, b_col, a_col = truth.data[col], before.data[col], after.data[col]
+        b_vals = list(map(b_col.__getitem__, at_before))
         a_vals = [_ABSENT if i is None else a_col[i] for i in at_after]
-        for t, b, a in zip(truth.data[col], b_vals, a_vals, strict=True):
-            if b == t:
-                correct += 1
-                preserved += a == t
-            else:
-                corrupted += 1
-                repaired += a == t
+        was_right = list(map(eq, truth_col, b_vals))
+        is_right = list(map(eq, truth_col, a_vals))
+        n_right_before = sum(was_right)
+        n_kept = sum(compress(is_right, was_right))
+        correct += n_right_before
+        preserved += n_kept
+        corrupted += len(truth_col) - n_right_before
+        repaired += sum(is_right) - n_kept
     counts = Counter(after.data[key])
     truth_ids = set(expected)
     extra = sum(c - 1 if rid in truth_ids else c for rid, c in counts.items())
