@@ -16,6 +16,7 @@ from datagauntlet import __version__
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.dataclean_cmd",
 )
 
 

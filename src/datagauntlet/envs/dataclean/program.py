@@ -234,8 +234,9 @@ def validate_program(raw: Any, schema: Schema) -> list[Operation]:
     out = []
     for i, item in enumerate(raw):
         label = f"operations[{i}]"
-        if isinstance(item, dict) and isinstance(item.get("op"), str) and len(item["op"]) <= 20:
-            label += f" ({shown(item['op'], 20)})"
+        name = item.get("op") if isinstance(item, dict) else None
+        if isinstance(name, str) and name.isascii() and name.isidentifier() and len(name) <= 20:
+            label += f" ({name})"
         try:
             out.append(checker.operation(item))
         except ProgramError as exc:
