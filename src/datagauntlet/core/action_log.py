@@ -19,7 +19,8 @@ def canonical_json(value: Any) -> str:
 
 
 def _digest(body: dict[str, Any]) -> str:
-    return hashlib.sha256(canonical_json(body).encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate an agent sent (legal in JSON text) must not crash the log.
+    return hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
