@@ -86,13 +86,15 @@ class Episode(ABC):
         """Run one tool call. Never raises for anything an agent can send."""
         if args is None:
             args = {}
-        if isinstance(args, str):
+        from_text = isinstance(args, str)
+        if from_text:
             try:
                 args = loads_strict(args) if args.strip() else {}
             except ValueError as exc:
                 return self._refuse(str(name), args, f"arguments are not valid JSON: {exc}")
         tool_name = name if isinstance(name, str) else repr(name)
-        if not _jsonable(args):
+        # Parsed text is plain JSON by construction; in-process arguments are checked.
+        if not from_text and not _jsonable(args):
             return self._refuse(
                 tool_name, args, "arguments must be plain JSON: no NaN, Infinity or deep nesting"
             )

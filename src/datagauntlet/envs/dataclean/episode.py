@@ -225,4 +225,4 @@ class DatacleanEpisode(Episode):
             "previews_used": self.previews_used,
             "done": self.done,
         }
-        return hashlib.sha256(canonical_json(state).encode()).hexdigest()
+        return hashlib.sha256(canonical_json(state).encode("utf-8", "surrogatepass")).hexdigest()

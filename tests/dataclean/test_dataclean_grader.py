@@ -1,0 +1,104 @@
+"""The scoring formula, rule by rule, on small hand-made tables."""
+
+from __future__ import annotations
+
+import pytest
+
+from datagauntlet.envs.dataclean.engine import Cell, Table
+from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS, grade, tally
+
+COLUMNS = ("record_id", "a", "b")
+EDITABLE = ("a", "b")
+TRUTH = [["r1", "x", "1"], ["r2", "y", None], ["r3", "z", "3"]]
+# r1.a and r2.b arrive wrong; the other four cells arrive right.
+BEFORE = [["r1", " x", "1"], ["r2", "y", "N/A"], ["r3", "z", "3"], ["r3", "z", "3"]]
+
+
+def t(rows: list[list[Cell]]) -> Table:
+    return Table.from_rows(COLUMNS, rows)
+
+
+def score(after: list[list[Cell]] | None, **kw: object) -> dict[str, float]:
+    s = grade(t(TRUTH), t(BEFORE), None if after is None else t(after), "record_id", EDITABLE, 3)
+    return {"reward": s.reward, **{k: c["value"] for k, c in s.components.items()}, **s.metrics}
+
+
+def test_weights_are_the_seed_formula() -> None:
+    assert WEIGHTS == {"repair_recall": 0.6, "preservation": 0.2, "row_integrity": 0.2}
+
+
+def test_a_fully_correct_table_earns_exactly_one() -> None:
+    s = score(TRUTH)
+    assert s["reward"] == 1.0
+    assert (s["cells_repaired"], s["cells_damaged"], s["rows_extra"], s["rows_missing"]) == (
+        2,
+        0,
+        0,
+        0,
+    )
+
+
+def test_doing_nothing_keeps_preservation_but_repairs_nothing() -> None:
+    s = score(BEFORE)
+    assert s["repair_recall"] == 0.0 and s["preservation"] == 1.0
+    # one extra occurrence (the duplicate of r3) over 4 submitted + 3 expected rows
+    assert s["row_integrity"] == pytest.approx(1 - 1 / 7, abs=1e-6)
+    assert s["reward"] == pytest.approx(0.2 + 0.2 * (1 - 1 / 7), abs=1e-6)
+    assert s["rows_extra"] == 1
+
+
+def test_repair_recall_counts_repaired_corrupted_cells() -> None:
+    s = score([["r1", "x", "1"], ["r2", "y", "N/A"], ["r3", "z", "3"]])
+    assert s["repair_recall"] == 0.5 and s["cells_repaired"] == 1
+
+
+def test_a_missing_value_left_as_a_marker_or_blank_is_not_repaired() -> None:
+    for left in ("N/A", "", "null"):
+        s = score([["r1", "x", "1"], ["r2", "y", left], ["r3", "z", "3"]])
+        assert s["repair_recall"] == 0.5
+
+
+def test_an_edit_to_a_correct_cell_costs_preservation() -> None:
+    s = score([["r1", "x", "1"], ["r2", "Y", None], ["r3", "z", "3.00"]])
+    assert s["preservation"] == 0.5 and s["cells_damaged"] == 2
+    assert s["repair_recall"] == 1.0
+
+
+def test_row_order_does_not_matter() -> None:
+    assert score(list(reversed(TRUTH)))["reward"] == 1.0
+
+
+def test_a_dropped_record_is_missing_and_all_its_cells_are_wrong() -> None:
+    s = score([["r1", "x", "1"], ["r3", "z", "3"]])
+    assert s["rows_missing"] == 1
+    assert s["row_integrity"] == pytest.approx(1 - 1 / 5, abs=1e-6)
+    assert s["repair_recall"] == 0.5  # r2.b was corrupted and is gone
+    assert s["preservation"] == 0.75  # r2.a was right and is gone
+
+
+def test_an_invented_record_counts_as_extra() -> None:
+    s = score([*TRUTH, ["r9", "q", "9"]])
+    assert s["rows_extra"] == 1 and s["row_integrity"] == pytest.approx(1 - 1 / 7, abs=1e-6)
+
+
+def test_a_record_is_graded_on_its_first_occurrence() -> None:
+    s = score([["r1", "wrong", "1"], ["r1", "x", "1"], ["r2", "y", None], ["r3", "z", "3"]])
+    assert s["repair_recall"] == 0.5 and s["rows_extra"] == 1
+
+
+def test_recall_is_one_when_nothing_arrived_corrupted() -> None:
+    clean = tally(t(TRUTH), t(TRUTH), t(TRUTH), "record_id", EDITABLE)
+    assert clean.corrupted == 0 and clean.values["repair_recall"] == 1.0
+
+
+def test_protected_columns_are_not_counted() -> None:
+    tl = tally(t(TRUTH), t(BEFORE), t(TRUTH), "record_id", EDITABLE)
+    assert tl.corrupted + tl.correct == len(TRUTH) * len(EDITABLE)
+
+
+def test_an_invalid_or_missing_program_scores_zero_with_its_reason() -> None:
+    s = grade(t(TRUTH), t(BEFORE), None, "record_id", EDITABLE, 2, "operations[1]: bad")
+    assert s.reward == 0.0 and all(c["value"] == 0.0 for c in s.components.values())
+    assert s.metrics["invalid_reason"] == "operations[1]: bad"
+    assert s.metrics["program_length"] == 2
+    assert tuple(s.metrics) == METRICS
