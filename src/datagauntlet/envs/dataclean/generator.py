@@ -195,8 +195,9 @@ class _Generator:
         taken = {*col.categories, *col.standing_aliases}
         taken |= {t.lower() for t in taken}
         aliases: dict[str, str] = {}
-        for k in range(2):
-            target = self.keyed.choice("alias-target", k, present)
+        # Two different targets when the table allows, so both aliases can be shown.
+        targets = self.keyed.sample("alias-target", present, 2) if len(present) > 1 else present * 2
+        for k, target in enumerate(targets):
             for attempt in range(50):
                 stream = self.keyed.stream(f"alias-{k}-{attempt}")
                 letters = "".join(stream.choice(_ALIAS_LETTERS) for _ in range(3))
