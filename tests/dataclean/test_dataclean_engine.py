@@ -173,3 +173,17 @@ def test_every_cell_operation_passes_missing_through() -> None:
     t = table(a=[None, "x"])
     for op in ("strip", "lower", "upper", "phone_us", "date_us", "date_eu", "decimal2", "integer"):
         assert run(t, Operation(op, ("a",))).data["a"][0] is None
+
+
+def test_hostile_cells_cost_linear_time() -> None:
+    """Cells built to make a backtracking pattern explode are answered at once, unchanged."""
+    import time
+
+    pads = [" " * 20_000, " " * 30, "\t " * 15]
+    hostile = [f"({p}-{p}$" + p + "x" for p in pads]
+    hostile += [f"$ {p}-{p}1{p}x" for p in pads] + ["1,000" * 5_000 + "x", "1" * 20_000 + "."]
+    for cell in hostile:
+        for fn in (decimal2, integer, phone_us, date_us, date_eu):
+            start = time.perf_counter()
+            assert fn(cell) == cell
+            assert time.perf_counter() - start < 0.05, (fn.__name__, cell[:20])

@@ -7,11 +7,10 @@ the operations repair what they recognise and never guess.
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal
 from operator import ne
 
 from datagauntlet.envs.dataclean.program import Operation
@@ -52,20 +51,32 @@ class Table:
 
 
 # --- cell functions --------------------------------------------------------------------------
-_DIGITS = re.compile(r"\D+")
+# Each is a pure str -> str function that returns its input unchanged when it does not
+# recognise it; the common already-clean shapes are checked first, since they are most cells.
+_PHONE_PUNCTUATION = str.maketrans("", "", " +-().\t")
+_CANONICAL_PHONE = re.compile(r"\d{3}-\d{3}-\d{4}")
 _DATE = re.compile(r"(\d{1,2})([/.-])(\d{1,2})\2(\d{4})")
-_ISO = re.compile(r"\d{4}-\d{2}-\d{2}")
-_PLAIN_NUMBER = re.compile(r"\+?(\d+(\.\d*)?|\.\d+)")
+_DAYS_IN_MONTH = (0, 31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31)
 _CANONICAL_MONEY = re.compile(r"-?\d+\.\d\d")
-_PHONE_CHARS = frozenset("0123456789 +-().\t")
-_CURRENCY = re.compile(r"^(USD|EUR|GBP|CAD|US\$|[$€£])\s*|\s*(USD|EUR|GBP|CAD|[$€£])$")
-_THOUSANDS = re.compile(r"^\+?\d{1,3}(,\d{3})+(\.\d*)?$")
+_CANONICAL_INT = re.compile(r"-?[1-9]\d*|0")
+# Possessive quantifiers (*+, ++) never backtrack, so a hostile cell costs linear time.
+_CODE = r"(?:USD|EUR|GBP|CAD|US\$|[$€£])"
+_MONEY = re.compile(
+    rf"(?P<open>\()?\s*+(?P<neg>-)?\s*+{_CODE}?\s*+(?P<neg2>-)?\s*+\+?"
+    r"(?P<int>\d{1,3}(?:,\d{3})++|\d*+)(?:\.(?P<frac>\d*+))?"
+    rf"\s*+{_CODE}?\s*+(?P<close>\))?"
+)
+_COUNT = re.compile(r"(?P<sign>[-+])?(?P<int>\d{1,3}(?:,\d{3})++|\d++)(?:\.(?P<frac>0*+))?")
+MAX_CELL = 64  # longer cells are not amounts, counts, dates or phone numbers: left alone
+MAX_DIGITS = 18  # longer numbers are not amounts or counts this engine should rewrite
 
 
 def phone_us(value: str) -> Cell:
-    if not _PHONE_CHARS.issuperset(value):
+    if len(value) > MAX_CELL or _CANONICAL_PHONE.fullmatch(value):
+        return value
+    digits = value.translate(_PHONE_PUNCTUATION)
+    if not (digits.isascii() and digits.isdigit()):
         return value  # letters or other symbols: not a bare phone number
-    digits = _DIGITS.sub("", value)
     if len(digits) == 11 and digits[0] == "1":
         digits = digits[1:]
     if len(digits) != 10:
@@ -74,18 +85,16 @@ def phone_us(value: str) -> Cell:
 
 
 def _date(value: str, month_first: bool) -> Cell:
-    if len(value) == 10 and value[4] == "-":
-        return value  # already ISO (or not a date in either convention)
-    text = value.strip()
-    m = _DATE.fullmatch(text)
+    m = _DATE.fullmatch(value.strip()) if len(value) <= MAX_CELL else None
     if m is None:
-        return value
+        return value  # ISO already, or not a date in either convention
     a, b, year = int(m.group(1)), int(m.group(3)), int(m.group(4))
     month, day = (a, b) if month_first else (b, a)
-    try:
-        return dt.date(year, month, day).isoformat()
-    except ValueError:
+    if not (1 <= month <= 12 and 1 <= day <= _DAYS_IN_MONTH[month]) or year < 1:
         return value  # not a real date in this convention: leave it for a human
+    if month == 2 and day == 29 and not (year % 4 == 0 and (year % 100 != 0 or year % 400 == 0)):
+        return value
+    return f"{year:04d}-{month:02d}-{day:02d}"
 
 
 def date_us(value: str) -> Cell:
@@ -96,58 +105,35 @@ def date_eu(value: str) -> Cell:
     return _date(value, month_first=False)
 
 
-def _number_text(value: str) -> tuple[bool, str] | None:
-    """(negative, digits) of a money-like or count-like text, or None if it is not one."""
-    text = value.strip()
-    negative = False
-    if text.startswith("(") and text.endswith(")"):
-        negative, text = True, text[1:-1].strip()
-    if text.startswith("-"):
-        negative, text = not negative, text[1:].strip()
-    text = _CURRENCY.sub("", text).strip()
-    if text.startswith("-") and not negative:
-        negative, text = True, text[1:].strip()
-    if _THOUSANDS.match(text):
-        text = text.replace(",", "")
-    if not _PLAIN_NUMBER.fullmatch(text):
-        return None
-    return negative, text
-
-
 def decimal2(value: str) -> Cell:
-    if _CANONICAL_MONEY.fullmatch(value) and value != "-0.00":
+    if len(value) > MAX_CELL or (_CANONICAL_MONEY.fullmatch(value) and value != "-0.00"):
         return value
-    parsed = _number_text(value)
-    if parsed is None:
+    m = _MONEY.fullmatch(value.strip())
+    if m is None or (m["open"] is None) != (m["close"] is None):
         return value
-    negative, text = parsed
-    try:
-        amount = Decimal(text).quantize(Decimal("0.01"), rounding=ROUND_HALF_UP)
-    except InvalidOperation:
+    int_part, frac = m["int"].replace(",", ""), m["frac"] or ""
+    signs = (m["open"] is not None) + (m["neg"] is not None) + (m["neg2"] is not None)
+    if not (int_part or frac) or signs > 1 or len(int_part) > MAX_DIGITS:
         return value
-    if negative:
-        amount = -amount
-    if amount == 0:
-        amount = abs(amount)  # no negative zero
-    return f"{amount:.2f}"
+    if len(frac) <= 2:
+        text = f"{int(int_part or '0')}.{(frac + '00')[:2]}"
+    else:
+        rounded = Decimal(f"{int_part or '0'}.{frac}").quantize(Decimal("0.01"), ROUND_HALF_UP)
+        text = f"{rounded:.2f}"
+    return text if signs == 0 or text == "0.00" else "-" + text
 
 
 def integer(value: str) -> Cell:
-    text = value.strip()
-    if any(ch in text for ch in "$€£()") or any(c.isalpha() for c in text):
-        return value  # money or words are not counts
-    parsed = _number_text(text)
-    if parsed is None:
+    if len(value) > MAX_CELL or _CANONICAL_INT.fullmatch(value):
         return value
-    negative, digits = parsed
-    try:
-        number = Decimal(digits)
-    except InvalidOperation:
+    m = _COUNT.fullmatch(value.strip())
+    if m is None:
+        return value  # money, words or a real fraction: not a whole number
+    digits = m["int"].replace(",", "")
+    if len(digits) > MAX_DIGITS:
         return value
-    if number != number.to_integral_value():
-        return value  # a real fraction: not a whole number, leave it
-    whole = int(number)
-    return str(-whole if negative and whole else whole)
+    whole = int(digits)
+    return str(-whole if m["sign"] == "-" and whole else whole)
 
 
 # Case and whitespace: plain str methods, mapped in C when the column has no missing cells.
@@ -202,24 +188,24 @@ class OpReport:
 
 
 def _dedupe(table: Table, keys: tuple[str, ...]) -> int:
-    seen: set[object] = set()
-    keep: list[int] = []
+    n = len(table)
     if len(keys) == 1:
         key_values: list[object] = list(table.data[keys[0]])
     else:
         key_values = list(zip(*(table.data[k] for k in keys), strict=True))
-    for i, key in enumerate(key_values):
-        # A row without a key is never anybody's duplicate.
-        if key is None or (isinstance(key, tuple) and None in key):
-            keep.append(i)
-        elif key not in seen:
-            seen.add(key)
-            keep.append(i)
-    removed = len(table) - len(keep)
+    # Walking backwards, each key ends up holding its first row.
+    first = dict(zip(reversed(key_values), range(n - 1, -1, -1), strict=True))
+    keep = set(first.values())
+    # A row without a key is never anybody's duplicate.
+    keep.update(
+        i for i, k in enumerate(key_values) if k is None or (type(k) is tuple and None in k)
+    )
+    removed = n - len(keep)
     if removed:
+        rows = sorted(keep)
         for c in table.columns:
             col = table.data[c]
-            table.data[c] = [col[i] for i in keep]
+            table.data[c] = [col[i] for i in rows]
     return removed
 
 
