@@ -1,0 +1,85 @@
+"""Calibration: the oracle solves every task, the baselines land where the README says.
+
+The README's tables are this code's output, pinned here.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+import datagauntlet as dg
+from datagauntlet.cli.main import main
+from datagauntlet.core.runner import CalibrationRow, play
+from datagauntlet.envs.dataclean import program
+from datagauntlet.envs.dataclean.report import (
+    calibration_rows,
+    component_table,
+    reward_table,
+)
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+@pytest.fixture(scope="module")
+def rows() -> dict[str, list[CalibrationRow]]:
+    return calibration_rows()
+
+
+def section() -> str:
+    text = README.read_text(encoding="utf-8")
+    match = re.search(r"<!-- dataclean:start -->(.*)<!-- dataclean:end -->", text, re.S)
+    assert match, "README has the dataclean section"
+    return match.group(1)
+
+
+def test_readme_tables_are_the_code_output(rows: dict[str, list[CalibrationRow]]) -> None:
+    text = section()
+    assert reward_table(rows) in text
+    assert component_table(rows) in text
+
+
+def test_oracle_is_perfect_noop_near_point_four_generic_capped(
+    rows: dict[str, list[CalibrationRow]],
+) -> None:
+    for split, cells in rows.items():
+        by = {(r.config["family"], r.policy): r for r in cells}
+        for family in ("crm", "orders", "inventory"):
+            where = f"{split}/{family}"
+            assert by[family, "oracle"].min_reward == 1.0, where
+            assert 0.35 <= by[family, "noop"].mean_reward <= 0.45, where
+            generic, overeager = by[family, "generic"], by[family, "overeager"]
+            assert generic.mean_reward <= 0.85, where
+            assert overeager.components["preservation"] < generic.components["preservation"]
+
+
+@pytest.mark.parametrize(
+    "config",
+    [{"family": "all"}, {"family": "crm", "rows": 400}, {"previews": 3}],
+    ids=["all-families", "400-rows", "previews"],
+)
+def test_oracle_scores_one_on_every_task(config: dict[str, object]) -> None:
+    env = dg.make("dataclean", **config)
+    n = 150 if "rows" not in config else 6
+    for split in ("train", "eval", "test"):
+        for task in env.tasks(split, n):
+            assert play(env, "oracle", task).reward == 1.0, (split, task.id)
+
+
+def test_readme_numbers_match_the_code() -> None:
+    from test_dataclean_security import BATTERY
+
+    text = section()
+    assert f"throws {len(BATTERY)} hostile programs" in text
+    assert f"more than {program.MAX_OPERATIONS} operations" in text
+    assert f"more than {program.MAX_MAP_ENTRIES} map entries" in text
+    assert f"strings over {program.MAX_TEXT} characters" in text
+
+
+def test_calibrate_cli_prints_the_dataclean_table(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--env", "dataclean", "--seeds", "3", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "### dataclean" in out and "family=orders" in out
+    assert "| oracle | noop | generic | overeager |" in out
