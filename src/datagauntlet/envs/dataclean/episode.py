@@ -16,7 +16,9 @@ from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
 from datagauntlet.envs.dataclean.generator import World, generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.program import (
+    MAX_MAP_ENTRIES,
     MAX_OPERATIONS,
+    MAX_TEXT,
     ProgramError,
     Schema,
     validate_program,
@@ -43,17 +45,21 @@ Operations (columns: a list of column names):
   becomes NNN-NNN-NNNN.
 - {{"op": "date_us", "columns": [...]}}: MM/DD/YYYY (also M/D/YYYY, with / - or .) becomes
   YYYY-MM-DD. {{"op": "date_eu", ...}} does the same for DD/MM/YYYY.
-- {{"op": "decimal2", "columns": [...]}}: money with $, EUR-style codes, thousands commas, a minus
-  or parentheses becomes a plain decimal with two places, e.g. -1234.50.
+- {{"op": "decimal2", "columns": [...]}}: money written with a currency sign or code ($ € £ USD
+  EUR GBP CAD), thousands commas, a minus or parentheses becomes a plain decimal with two
+  places, e.g. -1234.50.
 - {{"op": "integer", "columns": [...]}}: a whole number written 12.0, +12 or 1,200 becomes 12.
-- {{"op": "dedupe", "keys": ["record_id"]}}: keep the first row of each key; drops the others.
+- {{"op": "dedupe", "keys": ["record_id"]}}: keep the first row of each key, drop the others.
+  Allowed keys: {", ".join(fam.DEDUPE_KEY_COLUMNS)} (those the table has).
 A value an operation does not recognise is left as it is.
 
-Rules: protected columns (record_id, customer_id, notes) cannot be named by any operation
-except as dedupe keys; unknown operations, unknown fields, unknown columns and programs longer
-than {MAX_OPERATIONS} operations are invalid. submit_program is accepted once and ends the task; an
-invalid program scores 0. You are scored on repairing the wrong cells, on leaving the right
-cells exactly as they are, and on keeping exactly one row per record."""
+Rules: protected columns ({", ".join(fam.PROTECTED_COLUMNS)}) cannot be named by any operation
+except as dedupe keys. Map keys, map values and tokens are literal strings (at most {MAX_TEXT}
+characters, no wildcard characters such as * ? ^ |); a map has at most {MAX_MAP_ENTRIES} entries.
+Unknown operations, fields or columns and programs longer than {MAX_OPERATIONS} operations are
+invalid. submit_program is accepted once and ends the task; an invalid program scores 0. You are
+scored on repairing the wrong cells, on leaving the right cells exactly as they are, and on
+keeping exactly one row per record."""
 
 _OPERATIONS_PARAM = {
     "type": "array",
@@ -95,7 +101,7 @@ def tools(previews: int) -> tuple[Tool, ...]:
         out.append(
             Tool(
                 "preview_program",
-                f"Run a program on the table without submitting it (at most {previews} times): "
+                f"Run a program on the table without submitting it ({previews} previews per task): "
                 "returns the validation error, or the cells each operation changed and the "
                 "first rows of the result. Not scored.",
                 params({"operations": _OPERATIONS_PARAM}),

@@ -7,12 +7,14 @@ says which cells are wrong.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.families import Column, Family
 
 
-def quoted(values: object) -> str:
-    return ", ".join(f'"{v}"' for v in values)  # type: ignore[attr-defined]
+def quoted(values: Iterable[str]) -> str:
+    return ", ".join(f'"{v}"' for v in values)
 
 
 def describe(col: Column) -> str:

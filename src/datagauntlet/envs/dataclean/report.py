@@ -56,6 +56,10 @@ def component_table(rows: dict[str, list[CalibrationRow]]) -> str:
     return "\n".join(lines)
 
 
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
 def tables(n: int = TASKS_PER_CELL) -> str:
     rows = calibration_rows(n)
     return f"{reward_table(rows)}\n\n{component_table(rows)}"
