@@ -15,7 +15,7 @@ T = TypeVar("T")
 _DENOM = float(1 << 64)
 
 
-def _feed(h: hashlib._Hash, parts: tuple[object, ...]) -> None:
+def _feed(h: hashlib.blake2b, parts: tuple[object, ...]) -> None:
     for part in parts:
         data = str(part).encode("utf-8")
         h.update(len(data).to_bytes(4, "little"))
