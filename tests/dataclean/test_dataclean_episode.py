@@ -185,3 +185,20 @@ def test_the_log_records_the_submission() -> None:
     assert entries[-1].executed and entries[-1].detail["valid"] is True
     assert entries[-1].args == {"operations": good_program(ep)}
     assert ep.log.chain_intact()
+
+
+def test_deduping_on_the_wrong_key_drops_real_rows() -> None:
+    ep = episode(family="orders", rows=60)
+    program = [*good_program(ep), {"op": "dedupe", "keys": ["customer_id"]}]
+    ep.call("submit_program", {"operations": program})
+    s = ep.score()
+    assert s.metrics["rows_missing"] > 0
+    assert s.components["row_integrity"]["value"] < 1.0 and s.reward < 1.0
+
+
+def test_lower_casing_names_costs_preservation() -> None:
+    ep = episode(family="crm")
+    program = [*good_program(ep), {"op": "lower", "columns": ["name"]}]
+    ep.call("submit_program", {"operations": program})
+    s = ep.score()
+    assert s.metrics["cells_damaged"] > 0 and s.components["preservation"]["value"] < 1.0
