@@ -87,7 +87,11 @@ def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
     if [t.as_dict() for t in tasks] != [t.as_dict() for t in env.tasks("eval", n_tasks)]:
         fail("tasks are not deterministic")
     seeds = {s: {t.seed for t in env.tasks(s, 20)} for s in ("train", "eval", "test")}
-    if seeds["train"] & seeds["eval"] or seeds["eval"] & seeds["test"] or seeds["train"] & seeds["test"]:
+    if (
+        seeds["train"] & seeds["eval"]
+        or seeds["eval"] & seeds["test"]
+        or seeds["train"] & seeds["test"]
+    ):
         fail("splits share task seeds")
 
     for task in tasks:
@@ -150,7 +154,15 @@ def _check_replay(env: Environment, name: str, task: Task, rec: _Recorder) -> No
     # Checking every prefix is quadratic; a handful of prefixes catches hidden state.
     points = sorted({0, len(rec.calls) // 3, len(rec.calls) // 2, len(rec.calls)})
     for k in points:
-        nxt = next_tool_call(policy, ep.system_prompt, ep.prompt, ep.tool_specs, rec.results[:k])
+        try:
+            nxt = next_tool_call(
+                policy, ep.system_prompt, ep.prompt, ep.tool_specs, rec.results[:k]
+            )
+        except Exception as exc:
+            raise ConformanceError(
+                f"{env.id}: policy {name} is not replayable at call {k}: it raised "
+                f"{type(exc).__name__}: {exc} (does it read hidden state?)"
+            ) from exc
         expected = rec.calls[k] if k < len(rec.calls) else None
         if nxt != expected:
             raise ConformanceError(

@@ -69,6 +69,12 @@ class Environment(ABC):
         """Config overrides the calibration table covers, one row group each."""
         return [{}]
 
+    def http_server(self, task: Task, port: int = 0) -> Any:
+        """A native HTTP API for one episode, if the env has one (see `datagauntlet serve`)."""
+        raise ValueError(
+            f"{self.id} has no native HTTP API; serve its tools with `datagauntlet mcp {self.id}`"
+        )
+
     def with_config(self, **overrides: Any) -> Environment:
         return type(self).from_kwargs(**{**self.config.as_dict(), **overrides})
 

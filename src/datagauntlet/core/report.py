@@ -33,3 +33,17 @@ def markdown_table(rows: Sequence[CalibrationRow], digits: int = 2) -> str:
         ]
         lines.append(f"| {label} | " + " | ".join(values) + " |")
     return "\n".join(lines)
+
+
+def components_table(rows: Sequence[CalibrationRow], config: dict[str, object]) -> str:
+    """Mean of each component per policy, for one config: where the reward is lost."""
+    chosen = [r for r in rows if r.config == config]
+    names = list(chosen[0].components) if chosen else []
+    lines = [
+        "| policy | reward | " + " | ".join(names) + " |",
+        "|---|---:|" + "---:|" * len(names),
+    ]
+    for r in chosen:
+        cells = " | ".join(f"{r.components[n]:.2f}" for n in names)
+        lines.append(f"| {r.policy} | {r.mean_reward:.2f} | {cells} |")
+    return "\n".join(lines)
