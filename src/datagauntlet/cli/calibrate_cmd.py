@@ -44,6 +44,8 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--seeds must be >= 1")
     env_ids = args.env or list_envs()
     console = Console(stderr=args.json or args.markdown)
+    if not console.is_terminal:
+        console.width = max(console.width, 140)  # logs and pipes: don't squeeze the table
     for env_id in env_ids:
         env = make(env_id)
         total = calibration_size(env, args.seeds, args.policy, args.split)
@@ -71,9 +73,12 @@ def run(args: argparse.Namespace) -> int:
         if args.markdown:
             print(f"### {env_id}\n\n{markdown_table(rows)}\n")
             continue
-        table = Table(title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)")
-        table.add_column("config")
-        table.add_column("policy")
+        table = Table(
+            title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)",
+            caption="* reference policy: must score 1.000 on every task",
+        )
+        table.add_column("config", no_wrap=True)
+        table.add_column("policy", no_wrap=True)
         table.add_column("mean", justify="right")
         table.add_column("min", justify="right")
         for name in env.weights:
@@ -81,7 +86,7 @@ def run(args: argparse.Namespace) -> int:
         for r in rows:
             table.add_row(
                 config_label(r.config),
-                r.policy + (" (reference)" if r.policy == env.reference else ""),
+                r.policy + ("*" if r.policy == env.reference else ""),
                 f"{r.mean_reward:.3f}",
                 f"{r.min_reward:.3f}",
                 *(f"{r.components[k]:.3f}" for k in env.weights),
