@@ -5,12 +5,13 @@
 
 from __future__ import annotations
 
+import statistics
 import time
 import tracemalloc
 import urllib.request
 
 import datagauntlet as dg
-from datagauntlet.core.runner import play, run
+from datagauntlet.core.runner import calibrate, play, run
 
 
 def per_second(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
@@ -30,6 +31,23 @@ def main() -> None:
                 play(env, policy, task)
             rate = len(tasks) / (time.perf_counter() - start)
             print(f"{profile:9s} {policy:9s} {rate:8.0f} episodes/s (one core)")
+    env = dg.make("dirty-integration", profile="hostile")
+    costs = []
+    for task in env.tasks("eval", 300):
+        ep = env.episode(task)
+        cursor = None
+        for _ in range(12):
+            start_ns = time.perf_counter_ns()
+            page = ep.call("fetch_page", {"cursor": cursor})
+            costs.append(time.perf_counter_ns() - start_ns)
+            cursor = page.get("next_cursor", cursor)
+    print(f"env cost per tool call: median {statistics.median(costs) / 1000:.1f} us")
+    start = time.perf_counter()
+    calibrate(dg.make("dirty-integration"), 60)
+    print(
+        f"full calibration (3 profiles x 3 policies x 60 seeds): {time.perf_counter() - start:.2f} s"
+    )
+
     env = dg.make("dirty-integration")
     task = env.tasks("eval", 1)[0]
     setup_ms = 1000 / per_second(lambda: env.episode(task), 500)

@@ -65,3 +65,9 @@ def test_same_digest_under_any_pythonhashseed() -> None:
             ).stdout
         )
     assert outs == {f"{hash64(1, 'a', 'k')}\n"}
+
+
+def test_keyed_draws_equal_the_module_hash() -> None:
+    k = Keyed(123)
+    assert k._hash("label", 7) == hash64(123, "label", 7)
+    assert k.unit("label", 7) == hash64(123, "label", 7) / 2**64
