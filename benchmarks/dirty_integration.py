@@ -44,9 +44,8 @@ def main() -> None:
     print(f"env cost per tool call: median {statistics.median(costs) / 1000:.1f} us")
     start = time.perf_counter()
     calibrate(dg.make("dirty-integration"), 60)
-    print(
-        f"full calibration (3 profiles x 3 policies x 60 seeds): {time.perf_counter() - start:.2f} s"
-    )
+    elapsed = time.perf_counter() - start
+    print(f"full calibration (3 profiles x 3 policies x 60 seeds): {elapsed:.2f} s")
 
     env = dg.make("dirty-integration")
     task = env.tasks("eval", 1)[0]

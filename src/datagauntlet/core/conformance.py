@@ -70,7 +70,6 @@ def _bad_inputs(ep: Episode) -> list[tuple[Any, Any]]:
 
 def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
     """Raise ConformanceError with a clear message on the first broken promise."""
-    problems: list[str] = []
 
     def fail(msg: str) -> None:
         raise ConformanceError(f"{env.id}: {msg}")
@@ -86,18 +85,13 @@ def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
     tasks = env.tasks("eval", n_tasks)
     if [t.as_dict() for t in tasks] != [t.as_dict() for t in env.tasks("eval", n_tasks)]:
         fail("tasks are not deterministic")
-    seeds = {s: {t.seed for t in env.tasks(s, 20)} for s in ("train", "eval", "test")}
-    if (
-        seeds["train"] & seeds["eval"]
-        or seeds["eval"] & seeds["test"]
-        or seeds["train"] & seeds["test"]
-    ):
+    train, eval_, test = ({t.seed for t in env.tasks(s, 20)} for s in ("train", "eval", "test"))
+    if train & eval_ or eval_ & test or train & test:
         fail("splits share task seeds")
 
     for task in tasks:
         ep = env.episode(task)
-        for tool in ep.TOOLS:
-            problems.extend(check_tool_schema(tool))
+        problems = [p for tool in ep.TOOLS for p in check_tool_schema(tool)]
         if problems:
             fail("; ".join(problems))
         if not ep.system_prompt.strip() or not ep.prompt.strip():
