@@ -12,7 +12,7 @@ from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
 from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
 from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode, ExtendedEpisode
-from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate
+from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
 from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
 
@@ -38,7 +38,7 @@ class BadBatchGateEnv(Environment):
     def split_size(self, split: str) -> int:
         if self.config.cases is not None:
             return len(self._file_cases[split])
-        return SPLIT_SIZES[split]
+        return split_sizes(self.config.families == "extended")[split]
 
     def tasks(self, split: str = "eval", n: int | None = None, start: int = 0) -> list[Task]:
         """One task per case of the split; `n` beyond the split's size is capped to it."""
