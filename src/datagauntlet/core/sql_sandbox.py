@@ -28,13 +28,43 @@ _ALLOWED_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
 # Authorizer action codes (their names in sqlite3 collide with result codes, so list them).
-_ACTIONS = (
-    "CREATE_INDEX CREATE_TABLE CREATE_TEMP_INDEX CREATE_TEMP_TABLE CREATE_TEMP_TRIGGER "
-    "CREATE_TEMP_VIEW CREATE_TRIGGER CREATE_VIEW DELETE DROP_INDEX DROP_TABLE DROP_TEMP_INDEX "
-    "DROP_TEMP_TABLE DROP_TEMP_TRIGGER DROP_TEMP_VIEW DROP_TRIGGER DROP_VIEW INSERT PRAGMA READ "
-    "SELECT TRANSACTION UPDATE ATTACH DETACH ALTER_TABLE REINDEX ANALYZE CREATE_VTABLE "
-    "DROP_VTABLE FUNCTION SAVEPOINT RECURSIVE"
-).split()
+_ACTIONS = tuple(
+    [
+        "CREATE_INDEX",
+        "CREATE_TABLE",
+        "CREATE_TEMP_INDEX",
+        "CREATE_TEMP_TABLE",
+        "CREATE_TEMP_TRIGGER",
+        "CREATE_TEMP_VIEW",
+        "CREATE_TRIGGER",
+        "CREATE_VIEW",
+        "DELETE",
+        "DROP_INDEX",
+        "DROP_TABLE",
+        "DROP_TEMP_INDEX",
+        "DROP_TEMP_TABLE",
+        "DROP_TEMP_TRIGGER",
+        "DROP_TEMP_VIEW",
+        "DROP_TRIGGER",
+        "DROP_VIEW",
+        "INSERT",
+        "PRAGMA",
+        "READ",
+        "SELECT",
+        "TRANSACTION",
+        "UPDATE",
+        "ATTACH",
+        "DETACH",
+        "ALTER_TABLE",
+        "REINDEX",
+        "ANALYZE",
+        "CREATE_VTABLE",
+        "DROP_VTABLE",
+        "FUNCTION",
+        "SAVEPOINT",
+        "RECURSIVE",
+    ]
+)
 _ACTION_NAMES = {code: name for code, name in enumerate(_ACTIONS, start=1)}
 _READ_STARTS = ("select", "with", "values")
 

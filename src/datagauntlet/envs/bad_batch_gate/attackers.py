@@ -168,14 +168,17 @@ def profile_only(ep: Episode) -> None:
     """Profiles every batch and applies what a profile can show; never queries the warehouse."""
     contract = ep.call("read_contract", {})
     batches = customers_first(_listing(ep))
-    profiles = {b["batch_id"]: ep.call("profile_batch", {"batch_id": b["batch_id"]}) for b in batches}
+    profiles = {
+        b["batch_id"]: ep.call("profile_batch", {"batch_id": b["batch_id"]}) for b in batches
+    }
     loaded: list[str] = []
     quarantined: list[str] = []
     for b in batches:
         column, kind = _profile_finding(b["table"], profiles[b["batch_id"]], contract)
         if column:
             ep.call(
-                "quarantine_batch", {"batch_id": b["batch_id"], "column": column, "defect_type": kind}
+                "quarantine_batch",
+                {"batch_id": b["batch_id"], "column": column, "defect_type": kind},
             )
             quarantined.append(b["batch_id"])
         else:

@@ -119,7 +119,8 @@ def case_from_json(obj: dict[str, Any], where: str = "case") -> Case:
     except CaseFormatError:
         raise
     except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise CaseFormatError(f"{where}: not a bad-batch-gate case ({type(exc).__name__}: {exc})")
+        problem = f"{type(exc).__name__}: {exc}"
+        raise CaseFormatError(f"{where}: not a bad-batch-gate case ({problem})") from None
 
 
 def load_cases(path: str | Path) -> list[Case]:

@@ -203,7 +203,9 @@ class Draft:
 def _with_history(draft: Draft, rows: list[dict[str, str]], k: int, label: str) -> list[int]:
     """k rows moved onto customers with order history (the unit rule needs one)."""
     picks = draft.pick_rows(rows, k, label)
-    with_history = [c["customer_id"] for c in draft.customers[2:] if draft.history_max(c["customer_id"])]
+    with_history = [
+        c["customer_id"] for c in draft.customers[2:] if draft.history_max(c["customer_id"])
+    ]
     for i in picks:
         if draft.history_max(rows[i]["customer_id"]) is None:
             rows[i] = draft.order(draft.rows.choice(with_history))
@@ -375,9 +377,7 @@ def _truth(bad: dict[int, set[frozenset[Citation]]], extended: bool) -> Truth:
 def _reserve(draft: Draft, built: list[tuple[str, list]]) -> None:
     """Customers of x100 rows and of the at-the-cap row get no other good rows in the case, so
     no load order can change the history their rows are judged against."""
-    reserved = {
-        built[0][1][r - 1]["customer_id"] for r in draft.reserved_rows
-    }
+    reserved = {built[0][1][r - 1]["customer_id"] for r in draft.reserved_rows}
     if not reserved:
         return
     others = [c["customer_id"] for c in draft.customers[2:] if c["customer_id"] not in reserved]
@@ -442,5 +442,3 @@ def generate(split: str, index: int, seed: int, extended: bool) -> Case:
         batches=tuple(batches),
         extended=extended,
     )
-
-

@@ -93,11 +93,13 @@ def checks(table: str, stg: str, r: Rules) -> list[tuple[Finding, str]]:
             f"WHEN status = 'refunded' THEN NOT ({amount} >= -{cap} AND {amount} < 0) "
             f"ELSE NOT ({amount} > 0 AND {amount} <= {cap}) END",
         ),
-        (("currency", "wrong_currency"), f"SELECT rowid FROM {stg} WHERE currency <> '{r.currency}'"),
+        (
+            ("currency", "wrong_currency"),
+            f"SELECT rowid FROM {stg} WHERE currency <> '{r.currency}'",
+        ),
         (
             ("status", "invalid_value"),
-            f"SELECT rowid FROM {stg} WHERE status IS NULL OR status NOT IN "
-            f"({_quote(r.statuses)})",
+            f"SELECT rowid FROM {stg} WHERE status IS NULL OR status NOT IN ({_quote(r.statuses)})",
         ),
         (
             ("order_date", "out_of_window"),

@@ -76,18 +76,14 @@ class Warehouse:
         conn.execute("COMMIT")
         self.sandbox = SqlSandbox(conn)
 
-    def _insert(
-        self, table: str, cols: tuple[str, ...], rows: Any, convert: bool
-    ) -> None:
+    def _insert(self, table: str, cols: tuple[str, ...], rows: Any, convert: bool) -> None:
         values = []
         for r in rows:
             row = [r.get(c, "") for c in cols]
             if convert:
                 row[cols.index("amount")] = loaded_amount(row[cols.index("amount")])
             values.append(tuple(row))
-        self.conn.executemany(
-            f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", values
-        )
+        self.conn.executemany(f"INSERT INTO {table} VALUES ({', '.join('?' * len(cols))})", values)
 
     # --- what agents can reach ------------------------------------------------------------------
     def listing(self) -> list[dict[str, Any]]:
