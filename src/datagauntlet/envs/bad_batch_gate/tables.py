@@ -1,0 +1,176 @@
+"""The README's tables, computed from played episodes. Means are exact (fractions of the
+6-digit rewards) and rounded half up, so the figures do not depend on summation order."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from decimal import ROUND_HALF_UP, Decimal
+from fractions import Fraction
+
+from datagauntlet.core.env import policy_sees_truth
+from datagauntlet.core.episode import Task
+from datagauntlet.core.score import Score
+from datagauntlet.envs.bad_batch_gate.env import BadBatchGateEnv
+from datagauntlet.envs.bad_batch_gate.grader import WEIGHTS
+from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+
+BASELINES = tuple(AGENTS)
+
+
+@dataclass(frozen=True)
+class Played:
+    policy: str
+    task: Task
+    family: str
+    case_id: str
+    score: Score
+    mart: float
+    correct_mart: float
+    n_bad: int
+
+
+def play(env: BadBatchGateEnv, policies: Sequence[str], tasks: Sequence[Task]) -> list[Played]:
+    table = env.policies()
+    out = []
+    for name in policies:
+        for task in tasks:
+            ep = env.episode(task)
+            table[name](ep)
+            out.append(
+                Played(
+                    name,
+                    task,
+                    ep.case.family,
+                    ep.case.case_id,
+                    ep.score(),
+                    ep.world.mart(),
+                    ep.world.correct_mart(),
+                    sum(b.truth.defective for b in ep.case.batches),
+                )
+            )
+            ep.world.close()
+    return out
+
+
+def exact_mean(values: Sequence[float]) -> Fraction:
+    return sum((Fraction(str(v)) for v in values), Fraction(0)) / len(values)
+
+
+def fmt(value: Fraction | float, digits: int = 4) -> str:
+    exact = Decimal(value.numerator) / Decimal(value.denominator) if isinstance(
+        value, Fraction
+    ) else Decimal(str(value))
+    return str(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
+
+
+def dollars(values: Sequence[float]) -> str:
+    total = sum((Decimal(str(v)) for v in values), Decimal(0))
+    return f"${total.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP):,}"
+
+
+def _by(results: Sequence[Played], policy: str, family: str | None = None) -> list[Played]:
+    return [r for r in results if r.policy == policy and (family is None or r.family == family)]
+
+
+def _component(r: Played, name: str) -> float:
+    return r.score.components[name]["value"]
+
+
+def _grid(header: str, names: Sequence[str], rows: list[tuple[str, list[str]]]) -> str:
+    lines = [
+        f"| {header} | " + " | ".join(names) + " |",
+        "|---|" + "---:|" * len(names),
+    ]
+    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
+    return "\n".join(lines)
+
+
+def baseline_table(results: Sequence[Played], names: Sequence[str] = BASELINES) -> str:
+    def n_bad(p: str) -> int:
+        return sum(r.score.metrics["bad_batches_loaded"] for r in _by(results, p))
+
+    total_bad = sum(r.n_bad for r in _by(results, names[0]))
+    rows = [
+        ("mean reward", [fmt(exact_mean([r.score.reward for r in _by(results, p)])) for p in names]),
+        (
+            "mean disposition",
+            [fmt(exact_mean([_component(r, "disposition") for r in _by(results, p)])) for p in names],
+        ),
+        ("defective batches loaded", [f"{n_bad(p)} / {total_bad}" for p in names]),
+        (
+            "revenue error, all cases",
+            [dollars([r.score.metrics["revenue_error_usd"] for r in _by(results, p)]) for p in names],
+        ),
+        (
+            "reports that match what happened",
+            [
+                f"{sum(_component(r, 'report') == 1.0 for r in _by(results, p))} / "
+                f"{len(_by(results, p))}"
+                for p in names
+            ],
+        ),
+    ]
+    return _grid("", names, rows)
+
+
+def family_table(
+    results: Sequence[Played], families: Sequence[str], names: Sequence[str] = BASELINES
+) -> str:
+    rows = [
+        (f, [fmt(exact_mean([r.score.reward for r in _by(results, p, f)])) for p in names])
+        for f in families
+    ]
+    return _grid("family", names, rows)
+
+
+def ablation_table(results: Sequence[Played], names: Sequence[str] = BASELINES) -> str:
+    def mean_without(p: str, term: str | None) -> str:
+        values = []
+        for r in _by(results, p):
+            value = Fraction(str(r.score.reward))
+            if term is not None:
+                value -= Fraction(str(WEIGHTS[term])) * Fraction(str(_component(r, term)))
+            values.append(value)
+        return fmt(sum(values, Fraction(0)) / len(values))
+
+    rows = [("full", [mean_without(p, None) for p in names])]
+    rows += [(f"no {t}", [mean_without(p, t) for p in names]) for t in WEIGHTS]
+    return _grid("", names, rows)
+
+
+def attacker_table(env: BadBatchGateEnv, results: Sequence[Played], attackers: Sequence[str]) -> str:
+    policies = env.policies()
+    lines = [
+        "| attacker | trick | mean reward | min | bad batches loaded | revenue error |",
+        "|---|---|---:|---:|---:|---:|",
+    ]
+    for p in [env.reference, *attackers]:
+        rs = _by(results, p)
+        doc = (policies[p].__doc__ or "").strip().splitlines()
+        trick = "target" if p == env.reference else (doc[0] if doc else "")
+        label = p + (" (oracle)" if policy_sees_truth(policies[p]) else "")
+        lines.append(
+            f"| {label} | {trick} | {fmt(exact_mean([r.score.reward for r in rs]))} | "
+            f"{fmt(min(r.score.reward for r in rs))} | "
+            f"{sum(r.score.metrics['bad_batches_loaded'] for r in rs)} | "
+            f"{dollars([r.score.metrics['revenue_error_usd'] for r in rs])} |"
+        )
+    return "\n".join(lines)
+
+
+def split_table(results: Sequence[Played], names: Sequence[str]) -> str:
+    lines = [
+        "| policy | mean reward | min | disposition | evidence | bad batches loaded |",
+        "|---|---:|---:|---:|---:|---:|",
+    ]
+    for p in names:
+        rs = _by(results, p)
+        lines.append(
+            f"| {p} | {fmt(exact_mean([r.score.reward for r in rs]))} | "
+            f"{fmt(min(r.score.reward for r in rs))} | "
+            f"{fmt(exact_mean([_component(r, 'disposition') for r in rs]))} | "
+            f"{fmt(exact_mean([_component(r, 'evidence') for r in rs]))} | "
+            f"{sum(r.score.metrics['bad_batches_loaded'] for r in rs)} |"
+        )
+    return "\n".join(lines)
