@@ -163,7 +163,10 @@ def _profile_plus_three_queries(ep: Episode) -> None:
             q = f"SELECT 1 FROM {stg} WHERE order_id IN (SELECT order_id FROM wh_orders)"
             if ep.call("run_sql", {"query": q})["rows"]:
                 column, kind = "order_id", "duplicate_key"
-            q = f"SELECT 1 FROM {stg} WHERE customer_id NOT IN (SELECT customer_id FROM wh_customers)"
+            q = (
+                f"SELECT 1 FROM {stg} WHERE customer_id NOT IN "
+                "(SELECT customer_id FROM wh_customers)"
+            )
             if not column and ep.call("run_sql", {"query": q})["rows"]:
                 column, kind = "customer_id", "orphan_reference"
         if column:

@@ -58,9 +58,11 @@ def exact_mean(values: Sequence[float]) -> Fraction:
 
 
 def fmt(value: Fraction | float, digits: int = 4) -> str:
-    exact = Decimal(value.numerator) / Decimal(value.denominator) if isinstance(
-        value, Fraction
-    ) else Decimal(str(value))
+    exact = (
+        Decimal(value.numerator) / Decimal(value.denominator)
+        if isinstance(value, Fraction)
+        else Decimal(str(value))
+    )
     return str(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
 
 
@@ -91,25 +93,26 @@ def baseline_table(results: Sequence[Played], names: Sequence[str] = BASELINES) 
         return sum(r.score.metrics["bad_batches_loaded"] for r in _by(results, p))
 
     total_bad = sum(r.n_bad for r in _by(results, names[0]))
+
+    def mean(p: str, term: str | None = None) -> str:
+        rs = _by(results, p)
+        return fmt(
+            exact_mean([r.score.reward if term is None else _component(r, term) for r in rs])
+        )
+
+    def revenue(p: str) -> str:
+        return dollars([r.score.metrics["revenue_error_usd"] for r in _by(results, p)])
+
+    def matched(p: str) -> str:
+        rs = _by(results, p)
+        return f"{sum(_component(r, 'report') == 1.0 for r in rs)} / {len(rs)}"
+
     rows = [
-        ("mean reward", [fmt(exact_mean([r.score.reward for r in _by(results, p)])) for p in names]),
-        (
-            "mean disposition",
-            [fmt(exact_mean([_component(r, "disposition") for r in _by(results, p)])) for p in names],
-        ),
+        ("mean reward", [mean(p) for p in names]),
+        ("mean disposition", [mean(p, "disposition") for p in names]),
         ("defective batches loaded", [f"{n_bad(p)} / {total_bad}" for p in names]),
-        (
-            "revenue error, all cases",
-            [dollars([r.score.metrics["revenue_error_usd"] for r in _by(results, p)]) for p in names],
-        ),
-        (
-            "reports that match what happened",
-            [
-                f"{sum(_component(r, 'report') == 1.0 for r in _by(results, p))} / "
-                f"{len(_by(results, p))}"
-                for p in names
-            ],
-        ),
+        ("revenue error, all cases", [revenue(p) for p in names]),
+        ("reports that match what happened", [matched(p) for p in names]),
     ]
     return _grid("", names, rows)
 
@@ -139,7 +142,9 @@ def ablation_table(results: Sequence[Played], names: Sequence[str] = BASELINES) 
     return _grid("", names, rows)
 
 
-def attacker_table(env: BadBatchGateEnv, results: Sequence[Played], attackers: Sequence[str]) -> str:
+def attacker_table(
+    env: BadBatchGateEnv, results: Sequence[Played], attackers: Sequence[str]
+) -> str:
     policies = env.policies()
     lines = [
         "| attacker | trick | mean reward | min | bad batches loaded | revenue error |",
