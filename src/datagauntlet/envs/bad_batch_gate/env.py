@@ -23,6 +23,7 @@ class BadBatchGateEnv(Environment):
     weights = WEIGHTS
     metric_names = METRICS
     reference = "careful"
+    attackers = tuple(ATTACKERS)
     default_task_count = SPLIT_SIZES["eval"]
 
     config: BadBatchGateConfig
