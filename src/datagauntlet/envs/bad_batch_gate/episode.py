@@ -32,7 +32,7 @@ Tools:
 - quarantine_batch(batch_id, column, defect_type): holds a batch back, citing the column and
   the kind of defect. The first citation for a batch is final.
 - submit_report(loaded, quarantined): the batch ids you loaded and quarantined, each once.
-  Accepted once; it ends the run."""
+  Only the first report counts; it ends the run."""
 
 EXTENDED_PROMPT = """
 This warehouse also accepts partial loads: load_batch(batch_id, hold_back=[rowids]) loads
@@ -118,7 +118,7 @@ def _tools(extended: bool) -> tuple[Tool, ...]:
         Tool(
             "submit_report",
             "Submit the final report: the batch ids loaded and the batch ids quarantined, each "
-            "once. Accepted once; ends the run.",
+            "once. Only the first report counts; it ends the run.",
             params(
                 {
                     "loaded": {**_IDS, "description": "batch ids you loaded"},
