@@ -97,7 +97,7 @@ def test_customer_id_ranges_say_nothing(cases: list[Case]) -> None:
                 continue
             for n in b.truth.bad_rows:
                 row = b.rows[n - 1]
-                pool = known + [row["customer_id"]]
+                pool = [*known, row["customer_id"]]
                 if c.family == "orphan-customer":
                     orphan_ranks.append(_rank(row["customer_id"], pool))
                 if c.family == "dimension-fanout":
