@@ -391,7 +391,9 @@ def _reserve(draft: Draft, built: list[tuple[str, list]]) -> None:
                 rows[i] = draft.order(draft.rows.choice(others))
 
 
+@lru_cache(maxsize=1024)
 def generate(split: str, index: int, seed: int, extended: bool) -> Case:
+    """The case of one task (cached: a case is immutable and costs about a millisecond)."""
     family, variant = slot(split, index, extended)
     keyed = Keyed(seed)
     draft = Draft(keyed, extended)

@@ -179,3 +179,49 @@ def split_table(results: Sequence[Played], names: Sequence[str]) -> str:
             f"{sum(r.score.metrics['bad_batches_loaded'] for r in rs)} |"
         )
     return "\n".join(lines)
+
+
+def generated_played() -> dict[str, list[Played]]:
+    """Every policy on our standard eval and test splits and on the extended eval split."""
+    from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
+
+    std = BadBatchGateEnv(BadBatchGateConfig.build(families="standard"))
+    ext = BadBatchGateEnv(BadBatchGateConfig.build(families="extended"))
+    names = list(std.policies())
+    return {
+        "standard-eval": play(std, names, std.tasks("eval")),
+        "standard-test": play(std, names, std.tasks("test")),
+        "extended-eval": play(ext, names, ext.tasks("eval")),
+    }
+
+
+def generated_tables(played: dict[str, list[Played]]) -> dict[str, str]:
+    """The README's tables for our own splits."""
+    from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
+    from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
+    from datagauntlet.envs.bad_batch_gate.generator import EXTENDED_FAMILIES
+
+    std = BadBatchGateEnv(BadBatchGateConfig.build())
+    names = list(std.policies())
+    focus = ("naive", "careful", "refuse-all", "profile-only")
+    return {
+        "standard-eval": split_table(played["standard-eval"], names),
+        "standard-test": split_table(played["standard-test"], names),
+        "attackers-eval": attacker_table(std, played["standard-eval"], list(ATTACKERS)),
+        "extended-eval": split_table(played["extended-eval"], names),
+        "extended-families": family_table(played["extended-eval"], EXTENDED_FAMILIES, focus),
+    }
+
+
+def fixture_tables(env: BadBatchGateEnv) -> dict[str, str]:
+    """The original README's tables, recomputed on its own cases."""
+    from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
+    from datagauntlet.envs.bad_batch_gate.generator import FAMILIES
+
+    played = play(env, list(env.policies()), env.tasks())
+    return {
+        "fixture-baselines": baseline_table(played),
+        "fixture-families": family_table(played, FAMILIES),
+        "fixture-ablation": ablation_table(played),
+        "fixture-attackers": attacker_table(env, played, list(ATTACKERS)),
+    }
