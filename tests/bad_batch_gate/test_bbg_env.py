@@ -187,3 +187,11 @@ def test_truth_never_reaches_a_tool_result() -> None:
         text = json.dumps([e.as_dict() for e in ep.log.entries])
         for word in ("defective", "truth", "accepted", ep.case.family, "bad_rows"):
             assert word not in text, word
+
+
+def test_a_caller_editing_a_result_changes_no_other_episode() -> None:
+    env = generated_env()
+    task = env.tasks("eval", 1)[0]
+    first = env.episode(task).call("read_contract", {})
+    first["limits"]["max_amount"] = 1
+    assert env.episode(task).call("read_contract", {})["limits"]["max_amount"] == 50_000

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from typing import Any, ClassVar
 
@@ -162,7 +163,7 @@ class BadBatchGateEpisode(Episode):
         return batch_id
 
     def tool_read_contract(self) -> dict[str, Any]:
-        return self.case.contract
+        return copy.deepcopy(self.case.contract)  # cases are shared; results are the caller's
 
     def tool_list_batches(self) -> dict[str, Any]:
         return {"batches": self.world.listing()}
