@@ -195,3 +195,36 @@ def test_a_caller_editing_a_result_changes_no_other_episode() -> None:
     first = env.episode(task).call("read_contract", {})
     first["limits"]["max_amount"] = 1
     assert env.episode(task).call("read_contract", {})["limits"]["max_amount"] == 50_000
+
+
+@pytest.mark.parametrize("families", ["standard", "extended"])
+def test_random_calls_never_raise(families: str) -> None:
+    from datagauntlet.core.seeding import Keyed
+
+    env = generated_env(families)
+    junk = [None, 0, -1, 3.5, "", "x" * 300, [], {}, [1, "a"], {"a": 1}, "B-0930-10-1", True]
+    for task in env.tasks("eval", 6):
+        ep = env.episode(task)
+        ids = [b.batch_id for b in ep.case.batches]
+        s = Keyed(task.seed).stream("fuzz")
+        for _ in range(60):
+            tool = s.choice([*ep.tool_names, "nope"])
+            args = {}
+            for name in (
+                "batch_id",
+                "column",
+                "defect_type",
+                "query",
+                "loaded",
+                "quarantined",
+                "hold_back",
+                "more_citations",
+            ):
+                if s.chance(0.4):
+                    args[name] = s.choice([*junk, s.choice(ids), [s.choice(ids)], [1, 2]])
+            out = ep.call(tool, args)
+            assert isinstance(out, dict)
+            json.dumps(out)
+        assert ep.log.chain_intact()
+        assert not any(e.detail.get("internal_error") for e in ep.log.entries)
+        assert 0.0 <= ep.score().reward <= 1.0
