@@ -86,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         for r in rows:
             table.add_row(
                 config_label(r.config),
-                r.policy + ("*" if r.policy == env.reference else ""),
+                r.policy
+                + ("*" if r.policy == env.reference else "")
+                + (" (attack)" if r.policy in env.attackers else ""),
                 f"{r.mean_reward:.3f}",
                 f"{r.min_reward:.3f}",
                 *(f"{r.components[k]:.3f}" for k in env.weights),

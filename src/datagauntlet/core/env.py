@@ -36,6 +36,8 @@ class Environment(ABC):
     weights: ClassVar[Mapping[str, float]]
     metric_names: ClassVar[tuple[str, ...]] = ()
     reference: ClassVar[str] = "careful"
+    # Policies that are attack probes rather than agents (tables list them apart).
+    attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
 
     def __init__(self, config: EnvConfig | None = None) -> None:

@@ -1,0 +1,25 @@
+"""The CLI front door: `list` shows the env, `calibrate --env bad-batch-gate` prints both cells."""
+
+from __future__ import annotations
+
+import pytest
+
+from datagauntlet.cli.main import main
+
+
+def test_list_shows_the_env(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert "bad-batch-gate" in out and "quarantine_batch" in out
+
+
+def test_calibrate_prints_both_cells(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["calibrate", "--env", "bad-batch-gate", "--seeds", "2", "--markdown"]) == 0
+    out = capsys.readouterr().out
+    assert "families=standard" in out and "families=extended" in out
+    header = next(line for line in out.splitlines() if line.startswith("| config"))
+    for policy in ("naive", "careful", "refuse-all", "report-liar", "profile-only"):
+        assert policy in header
+    rows = [line for line in out.splitlines() if line.startswith("| families=")]
+    careful = header.split(" | ").index("careful")
+    assert all(row.split(" | ")[careful] == "1.00" for row in rows)
