@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
+from bbg_helpers import fixture_env
 
 from datagauntlet.cli.main import main
 
@@ -22,3 +25,12 @@ def test_calibrate_prints_both_cells(capsys: pytest.CaptureFixture[str]) -> None
     for policy in ("naive", "careful", "refuse-all", "report-liar", "profile-only"):
         assert policy in lines
     assert lines["careful"].split(" | ")[1:] == ["1.00", "1.00 |"]
+
+
+def test_calibrate_plays_the_original_cases_file(capsys: pytest.CaptureFixture[str]) -> None:
+    path = fixture_env().config.cases
+    args = ["calibrate", "--env", "bad-batch-gate", f"cases={path}", "--json"]
+    assert main(args) == 0
+    doc = json.loads(capsys.readouterr().out)
+    means = {row["policy"]: row["mean_reward"] for row in doc["rows"]}
+    assert (means["naive"], means["careful"], means["refuse-all"]) == (0.534375, 1.0, 0.3875)

@@ -26,6 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy", action="append", metavar="NAME", help="only this policy (repeatable)"
     )
+    parser.add_argument(
+        "config",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="config for the one --env given, e.g. cases=eval_curated.jsonl",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
@@ -36,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from datagauntlet.cli.options import build_env
     from datagauntlet.core.registry import list_envs, make
     from datagauntlet.core.report import config_label, markdown_table
     from datagauntlet.core.runner import calibrate, calibration_size
@@ -43,11 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seeds < 1:
         raise ValueError("--seeds must be >= 1")
     env_ids = args.env or list_envs()
+    if args.config and len(env_ids) != 1:
+        raise ValueError("KEY=VALUE config needs exactly one --env")
     console = Console(stderr=args.json or args.markdown)
     if not console.is_terminal:
         console.width = max(console.width, 140)  # logs and pipes: don't squeeze the table
     for env_id in env_ids:
-        env = make(env_id)
+        env = build_env(env_id, args.config) if args.config else make(env_id)
         total = calibration_size(env, args.seeds, args.policy, args.split)
         with Progress(
             TextColumn(f"[bold]{env_id}[/]"),
