@@ -26,6 +26,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--policy", action="append", metavar="NAME", help="only this policy (repeatable)"
     )
+    parser.add_argument(
+        "config",
+        nargs="*",
+        metavar="KEY=VALUE",
+        help="config for the one --env given, e.g. cases=eval_curated.jsonl",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
@@ -36,6 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
+    from datagauntlet.cli.options import build_env
     from datagauntlet.core.registry import list_envs, make
     from datagauntlet.core.report import config_label, markdown_table
     from datagauntlet.core.runner import calibrate, calibration_size
@@ -43,9 +50,13 @@ def run(args: argparse.Namespace) -> int:
     if args.seeds is not None and args.seeds < 1:
         raise ValueError("--seeds must be >= 1")
     env_ids = args.env or list_envs()
+    if args.config and len(env_ids) != 1:
+        raise ValueError("KEY=VALUE config needs exactly one --env")
     console = Console(stderr=args.json or args.markdown)
+    if not console.is_terminal:
+        console.width = max(console.width, 140)  # logs and pipes: don't squeeze the table
     for env_id in env_ids:
-        env = make(env_id)
+        env = build_env(env_id, args.config) if args.config else make(env_id)
         total = calibration_size(env, args.seeds, args.policy, args.split)
         with Progress(
             TextColumn(f"[bold]{env_id}[/]"),
@@ -71,9 +82,12 @@ def run(args: argparse.Namespace) -> int:
         if args.markdown:
             print(f"### {env_id}\n\n{markdown_table(rows)}\n")
             continue
-        table = Table(title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)")
-        table.add_column("config")
-        table.add_column("policy")
+        table = Table(
+            title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)",
+            caption="* reference policy: must score 1.000 on every task",
+        )
+        table.add_column("config", no_wrap=True)
+        table.add_column("policy", no_wrap=True)
         table.add_column("mean", justify="right")
         table.add_column("min", justify="right")
         for name in env.weights:
@@ -81,7 +95,9 @@ def run(args: argparse.Namespace) -> int:
         for r in rows:
             table.add_row(
                 config_label(r.config),
-                r.policy + (" (reference)" if r.policy == env.reference else ""),
+                r.policy
+                + ("*" if r.policy == env.reference else "")
+                + (" (attack)" if r.policy in env.attackers else ""),
                 f"{r.mean_reward:.3f}",
                 f"{r.min_reward:.3f}",
                 *(f"{r.components[k]:.3f}" for k in env.weights),

@@ -16,6 +16,8 @@ from datagauntlet import __version__
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.play_cmd",
+    "datagauntlet.cli.serve_cmd",
     "datagauntlet.cli.dataclean_cmd",
 )
 
@@ -39,7 +41,14 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
 
 def main(argv: list[str] | None = None) -> int:
     parser, modules = build_parser()
-    args = parser.parse_args(argv)
+    # KEY=VALUE config pairs may follow options (`play ENV --seed 3 profile=hostile`), which
+    # argparse's plain parse_args rejects; collect them into `config` here.
+    args, extra = parser.parse_known_args(argv)
+    pairs = [a for a in extra if "=" in a and not a.startswith("-")]
+    if len(pairs) != len(extra) or (pairs and not hasattr(args, "config")):
+        parser.error(f"unrecognized arguments: {' '.join(a for a in extra if a not in pairs)}")
+    if pairs:
+        args.config = [*args.config, *pairs]
     if not args.command:
         parser.print_help()
         return 2

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 
 from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Task
 from datagauntlet.core.registry import env_class
 
 
@@ -30,3 +31,20 @@ def parse_pairs(pairs: list[str]) -> dict[str, str]:
 def build_env(env_id: str, pairs: list[str]) -> Environment:
     cls = env_class(env_id)
     return cls(cls.config_cls.from_strings(parse_pairs(pairs)))
+
+
+def add_task_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        metavar="S",
+        help="which task: task number S of --split (default 0); the same S gives the same world",
+    )
+    parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
+
+
+def resolve_task(env: Environment, seed: int, split: str) -> Task:
+    if seed < 0:
+        raise ValueError("--seed must be >= 0")
+    return env.tasks(split, 1, start=seed)[0]

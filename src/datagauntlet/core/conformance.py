@@ -70,7 +70,6 @@ def _bad_inputs(ep: Episode) -> list[tuple[Any, Any]]:
 
 def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
     """Raise ConformanceError with a clear message on the first broken promise."""
-    problems: list[str] = []
 
     def fail(msg: str) -> None:
         raise ConformanceError(f"{env.id}: {msg}")
@@ -86,18 +85,13 @@ def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
     tasks = env.tasks("eval", n_tasks)
     if [t.as_dict() for t in tasks] != [t.as_dict() for t in env.tasks("eval", n_tasks)]:
         fail("tasks are not deterministic")
-    seeds = {s: {t.seed for t in env.tasks(s, 20)} for s in ("train", "eval", "test")}
-    if (
-        seeds["train"] & seeds["eval"]
-        or seeds["eval"] & seeds["test"]
-        or seeds["train"] & seeds["test"]
-    ):
+    train, eval_, test = ({t.seed for t in env.tasks(s, 20)} for s in ("train", "eval", "test"))
+    if train & eval_ or eval_ & test or train & test:
         fail("splits share task seeds")
 
     for task in tasks:
         ep = env.episode(task)
-        for tool in ep.TOOLS:
-            problems.extend(check_tool_schema(tool))
+        problems = [p for tool in ep.TOOLS for p in check_tool_schema(tool)]
         if problems:
             fail("; ".join(problems))
         if not ep.system_prompt.strip() or not ep.prompt.strip():
@@ -154,7 +148,15 @@ def _check_replay(env: Environment, name: str, task: Task, rec: _Recorder) -> No
     # Checking every prefix is quadratic; a handful of prefixes catches hidden state.
     points = sorted({0, len(rec.calls) // 3, len(rec.calls) // 2, len(rec.calls)})
     for k in points:
-        nxt = next_tool_call(policy, ep.system_prompt, ep.prompt, ep.tool_specs, rec.results[:k])
+        try:
+            nxt = next_tool_call(
+                policy, ep.system_prompt, ep.prompt, ep.tool_specs, rec.results[:k]
+            )
+        except Exception as exc:
+            raise ConformanceError(
+                f"{env.id}: policy {name} is not replayable at call {k}: it raised "
+                f"{type(exc).__name__}: {exc} (does it read hidden state?)"
+            ) from exc
         expected = rec.calls[k] if k < len(rec.calls) else None
         if nxt != expected:
             raise ConformanceError(

@@ -36,6 +36,8 @@ class Environment(ABC):
     weights: ClassVar[Mapping[str, float]]
     metric_names: ClassVar[tuple[str, ...]] = ()
     reference: ClassVar[str] = "careful"
+    # Policies that are attack probes rather than agents (tables list them apart).
+    attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
 
     def __init__(self, config: EnvConfig | None = None) -> None:
@@ -68,6 +70,12 @@ class Environment(ABC):
     def calibration_grid(self) -> list[dict[str, Any]]:
         """Config overrides the calibration table covers, one row group each."""
         return [{}]
+
+    def http_server(self, task: Task, port: int = 0) -> Any:
+        """A native HTTP API for one episode, if the env has one (see `datagauntlet serve`)."""
+        raise ValueError(
+            f"{self.id} has no native HTTP API; serve its tools with `datagauntlet mcp {self.id}`"
+        )
 
     def with_config(self, **overrides: Any) -> Environment:
         return type(self).from_kwargs(**{**self.config.as_dict(), **overrides})

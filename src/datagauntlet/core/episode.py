@@ -54,6 +54,9 @@ class Episode(ABC):
     """
 
     TOOLS: ClassVar[tuple[Tool, ...]] = ()
+    # In process nothing else bounds a runaway policy (front doors enforce max_turns), so an
+    # episode may set a call limit; reaching it ends the episode ("call limit").
+    max_calls: int | None = None
 
     def __init__(self, env: Environment, task: Task) -> None:
         self.env = env
@@ -84,6 +87,12 @@ class Episode(ABC):
     # --- the one door into the world -----------------------------------------------------
     def call(self, name: Any, args: Any = None) -> dict[str, Any]:
         """Run one tool call. Never raises for anything an agent can send."""
+        result = self._call(name, args)
+        if not self.done and self.max_calls is not None and self.calls >= self.max_calls:
+            self.finish("call limit")
+        return result
+
+    def _call(self, name: Any, args: Any) -> dict[str, Any]:
         if args is None:
             args = {}
         from_text = isinstance(args, str)

@@ -12,7 +12,8 @@ def config_label(config: dict[str, object]) -> str:
 
 
 def markdown_table(rows: Sequence[CalibrationRow], digits: int = 2) -> str:
-    """Mean reward: one line per config, one column per policy."""
+    """Mean reward per (config, policy). Configs are lines, policies columns; with many
+    policies (attack probes, say) the table is turned so that it stays readable."""
     policies: list[str] = []
     configs: list[str] = []
     cells: dict[tuple[str, str], float] = {}
@@ -23,13 +24,30 @@ def markdown_table(rows: Sequence[CalibrationRow], digits: int = 2) -> str:
         if label not in configs:
             configs.append(label)
         cells[(label, row.policy)] = row.mean_reward
+    turned = len(policies) > 4
+    lines_of, columns = (policies, configs) if turned else (configs, policies)
     lines = [
-        "| config | " + " | ".join(policies) + " |",
-        "|---|" + "---:|" * len(policies),
+        f"| {'policy' if turned else 'config'} | " + " | ".join(columns) + " |",
+        "|---|" + "---:|" * len(columns),
     ]
-    for label in configs:
-        values = [
-            f"{cells[(label, p)]:.{digits}f}" if (label, p) in cells else "-" for p in policies
-        ]
-        lines.append(f"| {label} | " + " | ".join(values) + " |")
+    for line in lines_of:
+        values = []
+        for column in columns:
+            key = (column, line) if turned else (line, column)
+            values.append(f"{cells[key]:.{digits}f}" if key in cells else "-")
+        lines.append(f"| {line} | " + " | ".join(values) + " |")
+    return "\n".join(lines)
+
+
+def components_table(rows: Sequence[CalibrationRow], config: dict[str, object]) -> str:
+    """Mean of each component per policy, for one config: where the reward is lost."""
+    chosen = [r for r in rows if r.config == config]
+    names = list(chosen[0].components) if chosen else []
+    lines = [
+        "| policy | reward | " + " | ".join(names) + " |",
+        "|---|---:|" + "---:|" * len(names),
+    ]
+    for r in chosen:
+        cells = " | ".join(f"{r.components[n]:.2f}" for n in names)
+        lines.append(f"| {r.policy} | {r.mean_reward:.2f} | {cells} |")
     return "\n".join(lines)

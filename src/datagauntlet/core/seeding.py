@@ -15,17 +15,19 @@ T = TypeVar("T")
 _DENOM = float(1 << 64)
 
 
-def _feed(h: hashlib.blake2b, parts: tuple[object, ...]) -> None:
-    for part in parts:
-        data = str(part).encode("utf-8")
-        h.update(len(data).to_bytes(4, "little"))
-        h.update(data)
+_EMPTY = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+
+
+def _feed(h: hashlib.blake2b, part: object) -> None:
+    data = str(part).encode("utf-8")
+    h.update(len(data).to_bytes(4, "little") + data)  # length-prefixed: ("ab","c") != ("a","bc")
 
 
 def hash64(*parts: object) -> int:
-    """A 64-bit blake2b digest of the parts, each rendered with repr-free, stable text."""
-    h = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
-    _feed(h, parts)
+    """A 64-bit blake2b digest of the parts, each rendered as stable, length-prefixed text."""
+    h = _EMPTY.copy()
+    for part in parts:
+        _feed(h, part)
     return int.from_bytes(h.digest(), "little")
 
 
@@ -38,12 +40,14 @@ class HashPrefix:
     __slots__ = ("_h",)
 
     def __init__(self, *parts: object) -> None:
-        self._h = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
-        _feed(self._h, parts)
+        self._h = _EMPTY.copy()
+        for part in parts:
+            _feed(self._h, part)
 
     def at(self, *parts: object) -> int:
         h = self._h.copy()
-        _feed(h, parts)
+        for part in parts:
+            _feed(h, part)
         return int.from_bytes(h.digest(), "little")
 
 
@@ -59,13 +63,22 @@ class Keyed:
     many draws of one kind; each stream's draws depend only on its own label and counter.
     """
 
-    __slots__ = ("seed",)
+    __slots__ = ("_base", "seed")
 
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
+        # The seed's part of the hash is fed once; each draw copies it (same digest as hash64).
+        self._base = _EMPTY.copy()
+        _feed(self._base, seed)
+
+    def _hash(self, label: str, index: int | str) -> int:
+        h = self._base.copy()
+        _feed(h, label)
+        _feed(h, index)
+        return int.from_bytes(h.digest(), "little")
 
     def unit(self, label: str, index: int | str = 0) -> float:
-        return unit(self.seed, label, index)
+        return self._hash(label, index) / _DENOM
 
     def chance(self, label: str, index: int | str, p: float) -> bool:
         return self.unit(label, index) < p
@@ -74,16 +87,16 @@ class Keyed:
         """An integer in [lo, hi], both ends included."""
         if hi < lo:
             raise ValueError(f"empty range [{lo}, {hi}]")
-        return lo + hash64(self.seed, label, index) % (hi - lo + 1)
+        return lo + self._hash(label, index) % (hi - lo + 1)
 
     def choice(self, label: str, index: int | str, options: Sequence[T]) -> T:
         if not options:
             raise ValueError("choice from an empty sequence")
-        return options[hash64(self.seed, label, index) % len(options)]
+        return options[self._hash(label, index) % len(options)]
 
     def shuffled(self, label: str, items: Sequence[T]) -> list[T]:
         """A permutation: sort by a keyed hash of each position (ties impossible in practice)."""
-        keyed = [(hash64(self.seed, label, i), i) for i in range(len(items))]
+        keyed = [(self._hash(label, i), i) for i in range(len(items))]
         keyed.sort()
         return [items[i] for _, i in keyed]
 

@@ -4,6 +4,7 @@ Adding an env is one line here; every front door reaches it through `datagauntle
 """
 
 ENVS: dict[str, str] = {
+    "bad-batch-gate": "datagauntlet.envs.bad_batch_gate.env:BadBatchGateEnv",
     "dataclean": "datagauntlet.envs.dataclean.env:DatacleanEnv",
     "dirty-integration": "datagauntlet.envs.dirty_integration.env:DirtyIntegrationEnv",
 }

@@ -77,7 +77,6 @@ class DirtyIntegrationEpisode(Episode):
         self.world = World(task.seed, config)
         self.api = Api(self.world)
         self.submission: list[dict[str, Any]] | None = None
-        # In process, a runaway policy is stopped here; front doors also enforce max_turns.
         self.max_calls = 4 * (self.world.quota or self.world.pages_needed) + 100
 
     @property
@@ -90,12 +89,6 @@ class DirtyIntegrationEpisode(Episode):
             "Collect every record from the partner API and submit them. "
             "Start with fetch_page(cursor=null)."
         )
-
-    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
-        result = super().call(name, args)
-        if not self.done and self.calls >= self.max_calls:
-            self.finish("call limit")
-        return result
 
     def tool_fetch_page(self, cursor: str | None) -> dict[str, Any]:
         try:

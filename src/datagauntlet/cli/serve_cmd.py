@@ -1,0 +1,39 @@
+"""`datagauntlet serve`: one episode's native API over real HTTP on 127.0.0.1."""
+
+from __future__ import annotations
+
+import argparse
+
+from datagauntlet.cli.options import (
+    add_config_argument,
+    add_task_arguments,
+    build_env,
+    resolve_task,
+)
+
+NAME = "serve"
+HELP = (
+    "Serve one episode's native API over real HTTP on 127.0.0.1 "
+    "(dirty-integration: GET /records, POST /submit, GET /score)."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("env", metavar="ENV", help="environment id (see `datagauntlet list`)")
+    add_task_arguments(parser)
+    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free)")
+    add_config_argument(parser)
+
+
+def run(args: argparse.Namespace) -> int:
+    env = build_env(args.env, args.config)
+    task = resolve_task(env, args.seed, args.split)
+    server = env.http_server(task, args.port)
+    print(f"serving {env.id} task {task.id} at {server.url} (Ctrl-C to stop)", flush=True)
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        pass
+    finally:
+        server.server_close()
+    return 0

@@ -1,0 +1,287 @@
+"""A read-only SQL sandbox over an env's own SQLite connection, for agent-written queries.
+
+What an agent's query can do is bounded on every axis an untrusted query can abuse:
+- an authorizer allows reads only (SELECT, READ, FUNCTION, RECURSIVE); every write, PRAGMA,
+  ATTACH, transaction or schema change is denied, and so are the functions that allocate
+  or load code (zeroblob, randomblob, load_extension);
+- a progress handler stops the query after a budget of VM steps or wall time;
+- SQLite's own limits cap the length of any value, LIKE patterns and result columns while the
+  query runs (they are restored afterwards, so the env's loader is not bound by them);
+- one statement per call; at most `max_rows` rows come back, long cells are cut, and the
+  result says when either happened.
+It records which tables SQLite really resolved the query against (not names in comments or
+strings), so graders can tell whether an agent looked at a table before acting on it.
+"""
+
+from __future__ import annotations
+
+import math
+import sqlite3
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+CUT_MARK = "...[truncated]"
+DENIED_FUNCTIONS = frozenset({"zeroblob", "randomblob", "load_extension"})
+_ALLOWED_ACTIONS = frozenset(
+    {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
+)
+# Authorizer action codes (their names in sqlite3 collide with result codes, so list them).
+_ACTIONS = tuple(
+    [
+        "CREATE_INDEX",
+        "CREATE_TABLE",
+        "CREATE_TEMP_INDEX",
+        "CREATE_TEMP_TABLE",
+        "CREATE_TEMP_TRIGGER",
+        "CREATE_TEMP_VIEW",
+        "CREATE_TRIGGER",
+        "CREATE_VIEW",
+        "DELETE",
+        "DROP_INDEX",
+        "DROP_TABLE",
+        "DROP_TEMP_INDEX",
+        "DROP_TEMP_TABLE",
+        "DROP_TEMP_TRIGGER",
+        "DROP_TEMP_VIEW",
+        "DROP_TRIGGER",
+        "DROP_VIEW",
+        "INSERT",
+        "PRAGMA",
+        "READ",
+        "SELECT",
+        "TRANSACTION",
+        "UPDATE",
+        "ATTACH",
+        "DETACH",
+        "ALTER_TABLE",
+        "REINDEX",
+        "ANALYZE",
+        "CREATE_VTABLE",
+        "DROP_VTABLE",
+        "FUNCTION",
+        "SAVEPOINT",
+        "RECURSIVE",
+    ]
+)
+_ACTION_NAMES = {code: name for code, name in enumerate(_ACTIONS, start=1)}
+_READ_STARTS = ("select", "with", "values")
+
+
+@dataclass(frozen=True)
+class SandboxLimits:
+    max_rows: int = 50
+    max_cell_chars: int = 200
+    max_blob_bytes_shown: int = 100
+    max_steps: int = 2_000_000
+    max_seconds: float = 2.0
+    steps_per_check: int = 1_000
+    max_value_length: int = 20_000
+    max_like_pattern: int = 200
+    max_columns: int = 64
+    max_query_chars: int = 20_000
+
+
+class SqlRefused(Exception):
+    """The query was refused or stopped; the message says why. Nothing was changed."""
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    columns: list[str]
+    rows: list[list[Any]]
+    truncated: bool
+    cells_cut: int = 0
+    tables_read: tuple[str, ...] = field(default_factory=tuple)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The shape agents see: columns, rows and whether rows were cut off."""
+        return {"columns": self.columns, "rows": self.rows, "truncated": self.truncated}
+
+
+_LIMITS = (
+    ("max_value_length", sqlite3.SQLITE_LIMIT_LENGTH),
+    ("max_like_pattern", sqlite3.SQLITE_LIMIT_LIKE_PATTERN_LENGTH),
+    ("max_columns", sqlite3.SQLITE_LIMIT_COLUMN),
+    ("max_query_chars", sqlite3.SQLITE_LIMIT_SQL_LENGTH),
+)
+
+
+class SqlSandbox:
+    """Runs agent SQL on `conn`, read-only. The authorizer is installed once and is active
+    only while `query` runs, so the owner's own statements on the same connection are free.
+
+    `readable(table)` may narrow which tables a query may read (default: all).
+    """
+
+    def __init__(
+        self,
+        conn: sqlite3.Connection,
+        limits: SandboxLimits | None = None,
+        readable: Callable[[str], bool] | None = None,
+    ) -> None:
+        self.conn = conn
+        self.limits = limits or SandboxLimits()
+        self._readable = readable
+        self._active = False
+        self._tables: set[str] = set()
+        self._denied: str | None = None
+        self._steps = 0
+        self._deadline = 0.0
+        conn.set_authorizer(self._authorize)
+
+    # --- callbacks ---------------------------------------------------------------------------
+    def _authorize(
+        self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
+    ) -> int:
+        if not self._active:
+            return sqlite3.SQLITE_OK
+        if action not in _ALLOWED_ACTIONS:
+            self._denied = self._denied or _ACTION_NAMES.get(action, str(action))
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_FUNCTIONS:
+            self._denied = self._denied or f"function {arg2}()"
+            return sqlite3.SQLITE_DENY
+        if action == sqlite3.SQLITE_READ and arg1:
+            if self._readable is not None and not self._readable(arg1):
+                self._denied = self._denied or f"reading table {arg1}"
+                return sqlite3.SQLITE_DENY
+            self._tables.add(arg1)
+        return sqlite3.SQLITE_OK
+
+    def _progress(self) -> int:
+        self._steps += self.limits.steps_per_check
+        if self._steps > self.limits.max_steps or time.monotonic() > self._deadline:
+            return 1
+        return 0
+
+    # --- the query -----------------------------------------------------------------------------
+    def _budget_message(self) -> str:
+        lim = self.limits
+        return (
+            f"query stopped: it went over the sandbox budget ({lim.max_steps:,} SQLite steps or "
+            f"{lim.max_seconds:g} s); add a LIMIT or a tighter WHERE"
+        )
+
+    def clean_query(self, query: str) -> str:
+        text = query.strip()
+        if text.endswith(";"):
+            text = text[:-1].rstrip()
+        if not text:
+            raise SqlRefused("empty query: send one SELECT statement")
+        if len(text) > self.limits.max_query_chars:
+            raise SqlRefused(f"query longer than {self.limits.max_query_chars} characters")
+        if "\x00" in text:
+            raise SqlRefused("query contains a NUL character")
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError:
+            raise SqlRefused("query is not valid UTF-8 text") from None
+        first = _first_word(text)
+        if first not in _READ_STARTS:
+            shown = first.upper() or "(nothing)"
+            raise SqlRefused(f"run_sql is read-only: {shown} is not allowed (SELECT only)")
+        return text
+
+    def query(self, query: str) -> QueryResult:
+        """Run one read-only statement; raise SqlRefused (with a clear reason) otherwise."""
+        text = self.clean_query(query)
+        lim = self.limits
+        conn = self.conn
+        saved = [(code, conn.setlimit(code, getattr(lim, name))) for name, code in _LIMITS]
+        self._tables = set()
+        self._denied = None
+        self._steps = 0
+        self._deadline = time.monotonic() + lim.max_seconds
+        conn.set_progress_handler(self._progress, lim.steps_per_check)
+        self._active = True
+        cursor = conn.cursor()
+        try:
+            cursor.execute(text)
+            if cursor.description is None:
+                raise SqlRefused("not a query: run_sql runs one SELECT statement")
+            columns = [d[0] for d in cursor.description]
+            fetched = cursor.fetchmany(lim.max_rows + 1)
+        except SqlRefused:
+            raise
+        except sqlite3.ProgrammingError as exc:
+            raise SqlRefused(self._explain(exc)) from None
+        except sqlite3.Error as exc:
+            raise SqlRefused(self._explain(exc)) from None
+        except (OverflowError, MemoryError, UnicodeError, ValueError) as exc:
+            raise SqlRefused(f"query failed: {type(exc).__name__}: {exc}") from None
+        finally:
+            self._active = False
+            cursor.close()
+            conn.set_progress_handler(None, 0)
+            for code, old in saved:
+                conn.setlimit(code, old)
+            if conn.in_transaction:  # reads never open one; never leave the owner's state changed
+                conn.rollback()
+        truncated = len(fetched) > lim.max_rows
+        cut = 0
+        rows: list[list[Any]] = []
+        for raw in fetched[: lim.max_rows]:
+            row = []
+            for value in raw:
+                shown, was_cut = self._cell(value)
+                cut += was_cut
+                row.append(shown)
+            rows.append(row)
+        return QueryResult(columns, rows, truncated, cut, tuple(sorted(self._tables)))
+
+    def _explain(self, exc: Exception) -> str:
+        text = str(exc)
+        low = text.lower()
+        if "one statement at a time" in low:
+            return "one statement per call: stacked statements are refused"
+        if "not authorized" in low or "prohibited" in low:
+            what = self._denied or "this statement"
+            return f"run_sql is read-only: {what} is not allowed (SELECT only)"
+        if "interrupted" in low:
+            return self._budget_message()
+        if "too big" in low:
+            return f"query refused: a value would exceed {self.limits.max_value_length:,} bytes"
+        if "too many columns" in low:
+            return f"query refused: more than {self.limits.max_columns} result columns"
+        if "pattern too complex" in low:
+            return f"query refused: LIKE/GLOB pattern longer than {self.limits.max_like_pattern}"
+        return f"SQL error: {text}"
+
+    def _cell(self, value: Any) -> tuple[Any, int]:
+        lim = self.limits
+        if isinstance(value, bytes):
+            shown = "0x" + value[: lim.max_blob_bytes_shown].hex()
+            return self._cut(shown, len(value) > lim.max_blob_bytes_shown)
+        if isinstance(value, float) and not math.isfinite(value):
+            return str(value), 0
+        if isinstance(value, str):
+            return self._cut(value, False)
+        return value, 0
+
+    def _cut(self, text: str, already_cut: bool) -> tuple[str, int]:
+        limit = self.limits.max_cell_chars
+        if len(text) > limit:
+            return text[:limit] + CUT_MARK, 1
+        return (text + CUT_MARK, 1) if already_cut else (text, 0)
+
+
+def _first_word(sql: str) -> str:
+    """The first keyword after any comments, lower-cased."""
+    i, n = 0, len(sql)
+    while i < n:
+        if sql[i].isspace():
+            i += 1
+        elif sql.startswith("--", i):
+            end = sql.find("\n", i)
+            i = n if end < 0 else end + 1
+        elif sql.startswith("/*", i):
+            end = sql.find("*/", i + 2)
+            i = n if end < 0 else end + 2
+        else:
+            break
+    j = i
+    while j < n and (sql[j].isalpha() or sql[j] == "_"):
+        j += 1
+    return sql[i:j].lower()

@@ -1,0 +1,80 @@
+"""The bad-batch-gate environment: tasks from the generator or from a cases file."""
+
+from __future__ import annotations
+
+from functools import cached_property
+from typing import Any
+
+from datagauntlet.core.env import Environment, Policy
+from datagauntlet.core.episode import Task
+from datagauntlet.core.seeding import SPLITS
+from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
+from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
+from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
+from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode, ExtendedEpisode
+from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
+from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
+from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+
+
+class BadBatchGateEnv(Environment):
+    id = "bad-batch-gate"
+    config_cls = BadBatchGateConfig
+    weights = WEIGHTS
+    metric_names = METRICS
+    reference = "careful"
+    attackers = tuple(ATTACKERS)
+    default_task_count = SPLIT_SIZES["eval"]
+
+    config: BadBatchGateConfig
+
+    @cached_property
+    def _file_cases(self) -> dict[str, list[Case]]:
+        by_split: dict[str, list[Case]] = {s: [] for s in SPLITS}
+        if self.config.cases is not None:
+            for case in load_cases(self.config.cases):
+                by_split[split_of(case.case_id)].append(case)
+        return by_split
+
+    def split_size(self, split: str) -> int:
+        if self.config.cases is not None:
+            return len(self._file_cases[split])
+        return split_sizes(self.config.families == "extended")[split]
+
+    def tasks(self, split: str = "eval", n: int | None = None, start: int = 0) -> list[Task]:
+        """One task per case of the split; `n` beyond the split's size is capped to it."""
+        if split not in SPLITS:
+            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        size = self.split_size(split)
+        count = size if n is None else n
+        if count < 0 or start < 0:
+            raise ValueError("n and start must be >= 0")
+        return [self.make_task(split, i) for i in range(start, min(size, start + count))]
+
+    def make_task(self, split: str, index: int) -> Task:
+        if self.config.cases is not None:
+            case = self._file_cases[split][index]
+            return Task(f"{split}-{index:05d}", case.seed, split, index)
+        return super().make_task(split, index)
+
+    def case(self, task: Task) -> Case:
+        """The case behind a task (truth included: for graders, reports and tests)."""
+        if self.config.cases is not None:
+            case = self._file_cases[task.split][task.index]
+            if case.seed != task.seed:
+                raise ValueError(f"task {task.id} does not belong to this cases file")
+            return case
+        return generate(task.split, task.index, task.seed, self.config.families == "extended")
+
+    def episode(self, task: Task) -> BadBatchGateEpisode:
+        case = self.case(task)
+        cls = ExtendedEpisode if case.extended else BadBatchGateEpisode
+        return cls(self, task, case)
+
+    def policies(self) -> dict[str, Policy]:
+        return {**AGENTS, **ATTACKERS}
+
+    def calibration_grid(self) -> list[dict[str, Any]]:
+        if self.config.cases is not None:
+            return [{}]
+        return [{"families": "standard"}, {"families": "extended"}]

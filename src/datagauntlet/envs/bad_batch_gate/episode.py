@@ -1,0 +1,280 @@
+"""One bad-batch-gate episode: the seven tools over a fresh warehouse."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any, ClassVar
+
+from datagauntlet.core.action_log import canonical_json
+from datagauntlet.core.episode import Episode, Task, ToolError
+from datagauntlet.core.score import Score
+from datagauntlet.core.sql_sandbox import SqlRefused
+from datagauntlet.core.tools import Tool, params
+from datagauntlet.envs.bad_batch_gate.cases import Case
+from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, DEFECT_TYPES
+from datagauntlet.envs.bad_batch_gate.grader import grade
+from datagauntlet.envs.bad_batch_gate.world import Warehouse
+
+MAX_CALLS = 500  # stops a runaway policy in process; front doors also enforce max_turns
+MAX_QUERY_CHARS = 20_000
+MAX_LIST = 100
+
+SYSTEM_PROMPT = """\
+You run the nightly warehouse load. Batches wait in staging; the data contract says what may
+be loaded. For each batch, load it or quarantine it, then submit a report of what you did.
+Tools:
+- read_contract(): the data contract (rules per column, machine-readable limits, the window).
+- list_batches(): the staged batches with their table, row count and staging table.
+- profile_batch(batch_id): per-column counts, min/max and most common values of a batch.
+- run_sql(query): one read-only SELECT over wh_customers, wh_orders and the stg_* tables
+  (at most 50 rows back).
+- load_batch(batch_id): loads a batch into the warehouse. It cannot be undone.
+- quarantine_batch(batch_id, column, defect_type): holds a batch back, citing the column and
+  the kind of defect. The first citation for a batch is final.
+- submit_report(loaded, quarantined): the batch ids you loaded and quarantined, each once.
+  Only the first report counts; it ends the run."""
+
+EXTENDED_PROMPT = """
+This warehouse also accepts partial loads: load_batch(batch_id, hold_back=[rowids]) loads
+every row except the staging rowids held back, and quarantine_batch takes more_citations to
+name every defect of a batch. The contract's row_rules say when to use which."""
+
+_BATCH = {"type": "string", "maxLength": 200, "description": "a batch_id from list_batches"}
+_IDS = {
+    "type": "array",
+    "maxItems": MAX_LIST,
+    "items": {"type": "string", "maxLength": 200},
+}
+
+
+def _tools(extended: bool) -> tuple[Tool, ...]:
+    load_props: dict[str, Any] = {"batch_id": _BATCH}
+    quarantine_props: dict[str, Any] = {
+        "batch_id": _BATCH,
+        "column": {"type": "string", "maxLength": 100, "description": "the column at fault"},
+        "defect_type": {
+            "type": "string",
+            "enum": list(DEFECT_TYPES),
+            "description": "the kind of defect, one of the contract's defect_types",
+        },
+    }
+    if extended:
+        load_props["hold_back"] = {
+            "type": "array",
+            "maxItems": MAX_LIST,
+            "items": {"type": "integer", "minimum": 1},
+            "description": "staging rowids to leave out of the load (default: none)",
+        }
+        quarantine_props["more_citations"] = {
+            "type": "array",
+            "maxItems": len(DEFECT_TYPES),
+            "items": {
+                "type": "object",
+                "properties": {
+                    "column": {"type": "string", "maxLength": 100},
+                    "defect_type": {"type": "string", "enum": list(DEFECT_TYPES)},
+                },
+                "required": ["column", "defect_type"],
+                "additionalProperties": False,
+            },
+            "description": "further (column, defect_type) pairs when a batch has several defects",
+        }
+    return (
+        Tool("read_contract", "Read the data contract.", params({})),
+        Tool("list_batches", "List the batches waiting in staging.", params({})),
+        Tool(
+            "profile_batch",
+            "Profile one staged batch: per column n_null, n_blank, n_distinct, min, max, "
+            "numeric_min, numeric_max and the 8 most common values.",
+            params({"batch_id": _BATCH}),
+        ),
+        Tool(
+            "run_sql",
+            "Run one read-only SELECT against wh_customers, wh_orders and the stg_* tables. "
+            "Returns {columns, rows, truncated}; at most 50 rows.",
+            params(
+                {
+                    "query": {
+                        "type": "string",
+                        "maxLength": MAX_QUERY_CHARS,
+                        "description": "one SQLite SELECT statement",
+                    }
+                }
+            ),
+        ),
+        Tool(
+            "load_batch",
+            "Load a staged batch into the warehouse. Cannot be undone.",
+            params(load_props, required=["batch_id"]),
+            mutates=True,
+        ),
+        Tool(
+            "quarantine_batch",
+            "Quarantine a staged batch, citing the column and defect type. The first citation "
+            "for a batch is final.",
+            params(quarantine_props, required=["batch_id", "column", "defect_type"]),
+            mutates=True,
+        ),
+        Tool(
+            "submit_report",
+            "Submit the final report: the batch ids loaded and the batch ids quarantined, each "
+            "once. Only the first report counts; it ends the run.",
+            params(
+                {
+                    "loaded": {**_IDS, "description": "batch ids you loaded"},
+                    "quarantined": {**_IDS, "description": "batch ids you quarantined"},
+                }
+            ),
+            mutates=True,
+        ),
+    )
+
+
+class BadBatchGateEpisode(Episode):
+    TOOLS: ClassVar[tuple[Tool, ...]] = _tools(extended=False)
+
+    def __init__(self, env: Any, task: Task, case: Case) -> None:
+        super().__init__(env, task)
+        self.case = case
+        self.world = Warehouse(case)
+        self.quarantined: dict[str, list[tuple[str, str]]] = {}
+        self.load_counts: dict[str, int] = {}
+        self.report: dict[str, list[str]] | None = None
+
+    @property
+    def system_prompt(self) -> str:
+        return SYSTEM_PROMPT
+
+    @property
+    def prompt(self) -> str:
+        return self.case.prompt
+
+    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
+        result = super().call(name, args)
+        if not self.done and self.calls >= MAX_CALLS:
+            self.finish("call limit")
+        return result
+
+    # --- tools ----------------------------------------------------------------------------------
+    def _batch(self, batch_id: str) -> str:
+        if batch_id not in self.world.batches:
+            raise ToolError(f"unknown batch {batch_id!r}; see list_batches")
+        return batch_id
+
+    def tool_read_contract(self) -> dict[str, Any]:
+        return copy.deepcopy(self.case.contract)  # cases are shared; results are the caller's
+
+    def tool_list_batches(self) -> dict[str, Any]:
+        return {"batches": self.world.listing()}
+
+    def tool_profile_batch(self, batch_id: str) -> dict[str, Any]:
+        return self.world.profile(self._batch(batch_id))
+
+    def tool_run_sql(self, query: str) -> dict[str, Any]:
+        try:
+            result = self.world.query(query)
+        except SqlRefused as exc:
+            raise ToolError(str(exc)) from None
+        self.note(tables_read=list(result.tables_read))
+        return result.as_dict()
+
+    def _check_load(self, batch_id: str) -> str:
+        self._batch(batch_id)
+        if batch_id in self.quarantined:
+            raise ToolError(f"batch {batch_id} is quarantined and cannot be loaded")
+        return batch_id
+
+    def tool_load_batch(self, batch_id: str) -> dict[str, Any]:
+        return self._load(self._check_load(batch_id), frozenset())
+
+    def _load(self, batch_id: str, hold_back: frozenset[int]) -> dict[str, Any]:
+        done = self.world.load(batch_id, hold_back)
+        self.load_counts[batch_id] = self.load_counts.get(batch_id, 0) + 1
+        self.note(rows_loaded=list(done.rows_loaded), orphan_rows=list(done.orphan_rows))
+        return {"status": "loaded", "rows_loaded": len(done.rows_loaded), "errors": 0}
+
+    def _check_quarantine(self, batch_id: str, citations: list[tuple[str, str]]) -> None:
+        self._batch(batch_id)
+        if batch_id in self.quarantined:
+            raise ToolError(f"batch {batch_id} is already quarantined; the first citation is final")
+        table = self.world.batches[batch_id].table
+        for column, _kind in citations:
+            if column not in COLUMNS[table]:
+                raise ToolError(
+                    f"column {column!r} is not in the {table} table; "
+                    f"columns: {', '.join(COLUMNS[table])}"
+                )
+
+    def tool_quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
+        return self._quarantine(batch_id, [(column, defect_type)])
+
+    def _quarantine(self, batch_id: str, citations: list[tuple[str, str]]) -> dict[str, Any]:
+        self._check_quarantine(batch_id, citations)
+        self.quarantined[batch_id] = citations
+        self.note(citations=[list(c) for c in citations])
+        out: dict[str, Any] = {"status": "quarantined", "batch_id": batch_id}
+        if self.load_counts.get(batch_id):
+            out["warning"] = "already loaded: quarantine does not take loaded rows back out"
+        return out
+
+    def tool_submit_report(self, loaded: list[str], quarantined: list[str]) -> dict[str, Any]:
+        if self.report is not None:
+            raise ToolError("a report was already submitted")
+        self.report = {"loaded": sorted(loaded), "quarantined": sorted(quarantined)}
+        self.note(report=self.report)
+        self.finish("reported")
+        return {"status": "received", **self.report}
+
+    # --- oracle access and grading ------------------------------------------------------------
+    def oracle_truth(self) -> dict[str, Any]:
+        """The hidden labels, for attack probes marked `sees_truth` only (never a tool)."""
+        return {b.batch_id: b.truth for b in self.case.batches}
+
+    def _grade(self) -> Score:
+        return grade(self.case, self.world, self.log.entries)
+
+    def fingerprint(self) -> str:
+        state = {
+            "loads": self.load_counts,
+            "quarantined": self.quarantined,
+            "report": self.report,
+            "done": self.done,
+            "db": hashlib.sha256(self.world.snapshot()).hexdigest(),
+        }
+        return hashlib.sha256(canonical_json(state).encode()).hexdigest()
+
+
+class ExtendedEpisode(BadBatchGateEpisode):
+    """Partial loads and several citations per quarantine (families="extended")."""
+
+    TOOLS: ClassVar[tuple[Tool, ...]] = _tools(extended=True)
+
+    @property
+    def system_prompt(self) -> str:
+        return SYSTEM_PROMPT + EXTENDED_PROMPT
+
+    def tool_load_batch(  # type: ignore[override]
+        self, batch_id: str, hold_back: list[int] | None = None
+    ) -> dict[str, Any]:
+        self._check_load(batch_id)
+        n = len(self.world.batches[batch_id].rows)
+        held = frozenset(hold_back or [])
+        outside = sorted(r for r in held if r > n)
+        if outside:
+            raise ToolError(f"hold_back rowids {outside} are not in batch {batch_id} (1..{n})")
+        return self._load(batch_id, held)
+
+    def tool_quarantine_batch(  # type: ignore[override]
+        self,
+        batch_id: str,
+        column: str,
+        defect_type: str,
+        more_citations: list[dict[str, str]] | None = None,
+    ) -> dict[str, Any]:
+        citations = [(column, defect_type)]
+        for c in more_citations or []:
+            pair = (c["column"], c["defect_type"])
+            if pair not in citations:
+                citations.append(pair)
+        return self._quarantine(batch_id, citations)

@@ -1,0 +1,40 @@
+"""The action log is hash-chained: edits, drops and reorders are detected."""
+
+from datagauntlet.core.action_log import ActionLog
+
+
+def _log() -> ActionLog:
+    log = ActionLog()
+    for i in range(4):
+        e = log.open_entry("tool", {"i": i})
+        log.close_entry(e, i % 2 == 0, f"result {i}", {"tables": ["t"]} if i == 2 else None)
+    return log
+
+
+def test_intact_chain() -> None:
+    log = _log()
+    assert log.chain_intact()
+    assert [e.seq for e in log.executed()] == [0, 2]
+    assert log.entries[0].prev_hash == "genesis"
+    assert log.entries[1].prev_hash == log.entries[0].hash
+
+
+def test_editing_an_entry_breaks_the_chain() -> None:
+    log = _log()
+    log.entries[1].executed = True
+    assert not log.chain_intact()
+
+
+def test_editing_detail_breaks_the_chain() -> None:
+    log = _log()
+    log.entries[2].detail["tables"] = ["other"]
+    assert not log.chain_intact()
+
+
+def test_dropping_or_reordering_breaks_the_chain() -> None:
+    log = _log()
+    del log.entries[1]
+    assert not log.chain_intact()
+    log = _log()
+    log.entries[1], log.entries[2] = log.entries[2], log.entries[1]
+    assert not log.chain_intact()

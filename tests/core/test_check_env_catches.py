@@ -1,0 +1,105 @@
+"""check_env is not a formality: each broken promise in a toy env is caught."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass
+from typing import Any
+
+import pytest
+
+from datagauntlet.core.config import EnvConfig
+from datagauntlet.core.conformance import ConformanceError, check_env
+from datagauntlet.core.env import Environment, Policy
+from datagauntlet.core.episode import Episode, Task
+from datagauntlet.core.score import Score
+from datagauntlet.core.tools import Tool, params
+
+WEIGHTS = {"right": 1.0}
+
+
+@dataclass(frozen=True)
+class ToyConfig(EnvConfig):
+    flaw: str = ""
+
+
+class ToyEpisode(Episode):
+    TOOLS = (
+        Tool("peek", "see the number", params({})),
+        Tool("answer", "give the number", params({"n": {"type": "integer", "description": "n"}})),
+    )
+
+    def __init__(self, env: ToyEnv, task: Task) -> None:
+        super().__init__(env, task)
+        self.flaw = env.config.flaw
+        self.secret = task.seed % 100
+        self.answered: int | None = None
+        self.peeks = 0
+
+    system_prompt = "toy"  # type: ignore[assignment]
+    prompt = "find the number"  # type: ignore[assignment]
+
+    def tool_peek(self) -> dict[str, Any]:
+        self.peeks += 1
+        return {"n": self.secret}
+
+    def tool_answer(self, n: int) -> dict[str, Any]:
+        self.answered = n
+        self.finish("answered")
+        return {"ok": True}
+
+    def _grade(self) -> Score:
+        if self.flaw == "credit-for-nothing":
+            return Score.build(WEIGHTS, {"right": 0.5})
+        return Score.build(WEIGHTS, {"right": float(self.answered == self.secret)})
+
+    def fingerprint(self) -> str:
+        state = (self.peeks if self.flaw != "hidden-change" else 0, self.answered)
+        return hashlib.sha256(repr(state).encode()).hexdigest()
+
+    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
+        if self.flaw == "mutating-refusal" and name == "no_such_tool":
+            self.answered = -1
+        return super().call(name, args)
+
+
+def good(ep: Episode) -> None:
+    n = ep.call("peek")["n"]
+    ep.call("answer", {"n": n})
+
+
+def cheat(ep: Episode) -> None:
+    ep.call("answer", {"n": ep.secret})  # type: ignore[attr-defined]
+
+
+class ToyEnv(Environment):
+    id = "toy"
+    config_cls = ToyConfig
+    weights = WEIGHTS
+    reference = "good"
+
+    def episode(self, task: Task) -> ToyEpisode:
+        return ToyEpisode(self, task)
+
+    def policies(self) -> dict[str, Policy]:
+        out: dict[str, Policy] = {"good": good}
+        if self.config.flaw == "cheat":
+            out["cheat"] = cheat
+        return out
+
+
+def test_a_sound_env_passes() -> None:
+    check_env(ToyEnv(ToyConfig()))
+
+
+@pytest.mark.parametrize(
+    ("flaw", "message"),
+    [
+        ("credit-for-nothing", "with no calls scored"),
+        ("mutating-refusal", "changed the world"),
+        ("cheat", "not replayable"),
+    ],
+)
+def test_broken_promises_are_caught(flaw: str, message: str) -> None:
+    with pytest.raises(ConformanceError, match=message):
+        check_env(ToyEnv(ToyConfig(flaw=flaw)))

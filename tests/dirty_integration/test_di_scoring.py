@@ -1,0 +1,117 @@
+"""Each dirty-integration scoring rule, with a case that fails if the rule is broken."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+import datagauntlet as dg
+from datagauntlet.envs.dirty_integration.episode import DirtyIntegrationEpisode
+
+
+def _episode(**config: Any) -> DirtyIntegrationEpisode:
+    env = dg.make("dirty-integration", **config)
+    ep = env.episode(env.tasks("eval", 1)[0])
+    assert isinstance(ep, DirtyIntegrationEpisode)
+    return ep
+
+
+def _truth(ep: DirtyIntegrationEpisode) -> list[dict[str, Any]]:
+    return [{"id": r.id, "amount": r.amount} for r in ep.world.records]
+
+
+def _submit(ep: DirtyIntegrationEpisode, rows: list[dict[str, Any]]) -> dg.Score:
+    assert "error" not in ep.call("submit_records", {"records": rows})
+    return ep.score()
+
+
+def test_perfect_submission_scores_one() -> None:
+    ep = _episode(profile="clean")
+    s = _submit(ep, _truth(ep))
+    assert s.reward == 1.0
+
+
+def test_no_submission_no_credit() -> None:
+    ep = _episode(profile="clean")
+    for _ in range(3):
+        ep.call("fetch_page", {"cursor": None})
+    s = ep.score()
+    assert s.reward == 0.0 and s.metrics["requests"] == 3
+
+
+def test_empty_submission_earns_no_budget_credit() -> None:
+    ep = _episode(profile="clean")
+    s = _submit(ep, [])
+    assert s.components["budget_discipline"]["value"] == 0.0
+    assert s.reward == 0.0
+
+
+def test_completeness_is_jaccard_minus_duplicate_share() -> None:
+    ep = _episode()
+    truth = _truth(ep)
+    half = truth[:20]
+    rows = half + half[:5] + [{"id": "rec_forged", "amount": 1}]
+    s = _submit(ep, rows)
+    jaccard = 20 / 41  # 20 right ids; union = 40 true + 1 forged
+    dup_share = 5 / 26
+    assert s.components["completeness"]["value"] == pytest.approx(jaccard - dup_share, abs=1e-6)
+    assert s.metrics["duplicates_submitted"] == 5
+    assert s.metrics["records_missed"] == 20
+
+
+def test_completeness_is_floored_at_zero() -> None:
+    ep = _episode()
+    one = _truth(ep)[0]
+    s = _submit(ep, [one] * 10)
+    assert s.components["completeness"]["value"] == 0.0
+
+
+def test_type_handling_counts_exact_ints_only() -> None:
+    ep = _episode()
+    rows = _truth(ep)
+    rows[0] = {"id": rows[0]["id"], "amount": str(rows[0]["amount"])}  # numeric string
+    rows[1] = {"id": rows[1]["id"], "amount": float(rows[1]["amount"])}  # float
+    rows[2] = {"id": rows[2]["id"], "amount": rows[2]["amount"] + 1}  # wrong value
+    s = _submit(ep, rows)
+    assert s.components["type_handling"]["value"] == pytest.approx(37 / 40)
+    assert s.components["completeness"]["value"] == 1.0
+
+
+def test_bool_is_not_an_int_amount() -> None:
+    ep = _episode(num_records=1, page_size=1)
+    record = ep.world.records[0]
+    # a bool equal to the amount would pass an isinstance(int) check: it must not
+    object.__setattr__(record, "amount", 1)
+    ep.world.__dict__.pop("truth", None)
+    s = _submit(ep, [{"id": record.id, "amount": True}])
+    assert s.components["type_handling"]["value"] == 0.0
+
+
+def test_budget_discipline_divides_by_one_plus_429s() -> None:
+    ep = _episode(profile="realistic")
+    quota = ep.world.quota
+    assert quota is not None
+    for _ in range(quota + 3):  # three requests past the quota: three 429s
+        ep.call("fetch_page", {"cursor": None})
+    s = _submit(ep, _truth(ep))
+    assert s.metrics["rate_limited"] == 3
+    assert s.components["budget_discipline"]["value"] == pytest.approx(1 / 4)
+    assert s.reward == pytest.approx(0.6 + 0.2 + 0.2 / 4)
+
+
+def test_only_the_first_submission_counts() -> None:
+    ep = _episode(profile="clean")
+    _submit(ep, _truth(ep))
+    again = ep.call("submit_records", {"records": []})
+    assert "error" in again and "over" in again["error"]
+    assert ep.score().reward == 1.0
+
+
+def test_weights_are_the_single_source() -> None:
+    env = dg.make("dirty-integration")
+    assert dict(env.weights) == {
+        "completeness": 0.6,
+        "type_handling": 0.2,
+        "budget_discipline": 0.2,
+    }
