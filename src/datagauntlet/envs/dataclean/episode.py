@@ -121,6 +121,8 @@ class DatacleanEpisode(Episode):
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys
         )
+        # max_turns counts executed calls; this backstop also bounds a loop of refused ones.
+        self.max_calls = 10 * config.max_turns + 100
         self.previews_used = 0
         self.executed_calls = 0
         self.submitted: list[Any] | None = None
