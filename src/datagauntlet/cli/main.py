@@ -16,6 +16,8 @@ from datagauntlet import __version__
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.eval_cmd",
+    "datagauntlet.cli.mock_model_cmd",
 )
 
 
