@@ -14,10 +14,18 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", metavar="ID", help="only this env (repeatable)")
-    parser.add_argument("--seeds", type=int, default=None, metavar="N", help="tasks per cell (default: the env's own)")
+    parser.add_argument(
+        "--seeds",
+        type=int,
+        default=None,
+        metavar="N",
+        help="tasks per cell (default: the env's own)",
+    )
     parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
     parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
-    parser.add_argument("--policy", action="append", metavar="NAME", help="only this policy (repeatable)")
+    parser.add_argument(
+        "--policy", action="append", metavar="NAME", help="only this policy (repeatable)"
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")

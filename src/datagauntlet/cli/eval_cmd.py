@@ -23,24 +23,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", metavar="NAME", help="model name sent to the endpoint")
     parser.add_argument("--base-url", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
     parser.add_argument(
-        "--api-key-env", default="OPENAI_API_KEY", metavar="VAR",
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
     )
     parser.add_argument("-n", "--tasks", type=int, default=5, metavar="N", help="tasks (default 5)")
-    parser.add_argument("-r", "--rollouts", type=int, default=1, metavar="R", help="rollouts per task")
+    parser.add_argument(
+        "-r", "--rollouts", type=int, default=1, metavar="R", help="rollouts per task"
+    )
     parser.add_argument("--concurrency", type=int, default=8, metavar="C", help="rollouts at once")
-    parser.add_argument("--max-turns", type=int, default=None, metavar="T",
-                        help="model calls per rollout (default: the env's max_turns, else 30)")
+    parser.add_argument(
+        "--max-turns",
+        type=int,
+        default=None,
+        metavar="T",
+        help="model calls per rollout (default: the env's max_turns, else 30)",
+    )
     parser.add_argument("--temperature", type=float, default=None, metavar="X")
-    parser.add_argument("--out", type=Path, default=None, metavar="DIR",
-                        help="output directory (default runs/<env>--<model>)")
-    parser.add_argument("--agent", metavar="POLICY",
-                        help="play a built-in policy instead of a model (default without --base-url: "
-                        "the env's reference policy)")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output directory (default runs/<env>--<model>)",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="POLICY",
+        help="play a built-in policy instead of a model (default without --base-url: "
+        "the env's reference policy)",
+    )
     parser.add_argument("--resume", action="store_true", help="skip rollouts already in the output")
     parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
-    parser.add_argument("--retries", type=int, default=4, metavar="K",
-                        help="retries of a transient endpoint error, with backoff")
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=4,
+        metavar="K",
+        help="retries of a transient endpoint error, with backoff",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -66,7 +88,11 @@ def run(args: argparse.Namespace) -> int:
         from datagauntlet.frontdoors.models import OpenAIModel
 
         model_obj = OpenAIModel(
-            args.model, args.base_url, args.api_key_env, args.temperature, args.retries,
+            args.model,
+            args.base_url,
+            args.api_key_env,
+            args.temperature,
+            args.retries,
             max_connections=max(16, args.concurrency),
         )
         label = args.model
@@ -80,8 +106,13 @@ def run(args: argparse.Namespace) -> int:
         model_obj = PolicyModel(policies[name])
         label = f"agent:{name}"
     spec = EvalSpec(
-        n=args.tasks, rollouts=args.rollouts, concurrency=args.concurrency,
-        max_turns=args.max_turns, split=args.split, label=label, resume=args.resume,
+        n=args.tasks,
+        rollouts=args.rollouts,
+        concurrency=args.concurrency,
+        max_turns=args.max_turns,
+        split=args.split,
+        label=label,
+        resume=args.resume,
     )
     spec.validate()
     out = args.out or Path("runs") / f"{_slug(env.id)}--{_slug(label)}"
@@ -89,8 +120,12 @@ def run(args: argparse.Namespace) -> int:
 
     async def main() -> object:
         with Progress(
-            TextColumn(f"[bold]{env.id}[/] {label}"), BarColumn(), MofNCompleteColumn(),
-            TimeElapsedColumn(), console=Console(stderr=True), transient=True,
+            TextColumn(f"[bold]{env.id}[/] {label}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
         ) as bar:
             job = bar.add_task("eval", total=total)
             try:
@@ -126,7 +161,9 @@ def _print_table(summary: dict, weights: object, out: Path, changed: dict) -> No
         table.add_column(name, justify="right")
     table.add_column("turns", justify="right")
     row = [
-        config_label(changed), str(summary["n"]), str(summary["failed"]),
+        config_label(changed),
+        str(summary["n"]),
+        str(summary["failed"]),
         f"{summary['mean_reward']:.3f}",
     ]
     if "ci95" in summary:

@@ -22,7 +22,9 @@ def run(args: argparse.Namespace) -> int:
             continue
         cls = env_class(env_id)
         env = cls()
-        fields = ", ".join(f"{f.name}={getattr(env.config, f.name)!r}" for f in dataclasses.fields(env.config))
+        fields = ", ".join(
+            f"{f.name}={getattr(env.config, f.name)!r}" for f in dataclasses.fields(env.config)
+        )
         ep = env.episode(env.tasks("eval", 1)[0])
         print(f"{env_id}")
         print(f"  tools:    {', '.join(ep.tool_names)}")

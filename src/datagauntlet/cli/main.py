@@ -18,6 +18,7 @@ SUBCOMMANDS = (
     "datagauntlet.cli.calibrate_cmd",
     "datagauntlet.cli.eval_cmd",
     "datagauntlet.cli.mock_model_cmd",
+    "datagauntlet.cli.mcp_cmd",
 )
 
 

@@ -87,7 +87,11 @@ def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
     if [t.as_dict() for t in tasks] != [t.as_dict() for t in env.tasks("eval", n_tasks)]:
         fail("tasks are not deterministic")
     seeds = {s: {t.seed for t in env.tasks(s, 20)} for s in ("train", "eval", "test")}
-    if seeds["train"] & seeds["eval"] or seeds["eval"] & seeds["test"] or seeds["train"] & seeds["test"]:
+    if (
+        seeds["train"] & seeds["eval"]
+        or seeds["eval"] & seeds["test"]
+        or seeds["train"] & seeds["test"]
+    ):
         fail("splits share task seeds")
 
     for task in tasks:

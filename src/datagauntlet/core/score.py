@@ -54,4 +54,3 @@ class Score:
 
     def as_dict(self) -> dict[str, Any]:
         return {"reward": self.reward, "components": self.components, "metrics": self.metrics}
-

@@ -118,7 +118,14 @@ async def play_rollout(
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _record(
-            env, spec, task, rollout, loop, Score.zero(env.weights), time.perf_counter() - start, detail
+            env,
+            spec,
+            task,
+            rollout,
+            loop,
+            Score.zero(env.weights),
+            time.perf_counter() - start,
+            detail,
         )
     return _record(env, spec, task, rollout, loop, score, time.perf_counter() - start)
 
@@ -161,7 +168,5 @@ async def run_eval(
     outcome.ran = len(fresh)
     wanted = {(t.id, r) for t in tasks for r in range(spec.rollouts)}
     latest = latest_by_key(previous + fresh)
-    outcome.records = sorted(
-        (rec for key, rec in latest.items() if key in wanted), key=rollout_key
-    )
+    outcome.records = sorted((rec for key, rec in latest.items() if key in wanted), key=rollout_key)
     return outcome

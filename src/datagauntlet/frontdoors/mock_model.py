@@ -30,9 +30,13 @@ class MockModelServer:
         policies = env.policies()
         self.default = policy or env.reference
         if self.default not in policies:
-            raise ValueError(f"{env.id} has no policy {self.default!r}; choose from {sorted(policies)}")
+            raise ValueError(
+                f"{env.id} has no policy {self.default!r}; choose from {sorted(policies)}"
+            )
         if policy_sees_truth(policies[self.default]):
-            raise ValueError(f"policy {self.default!r} sees the hidden truth; it cannot play a model")
+            raise ValueError(
+                f"policy {self.default!r} sees the hidden truth; it cannot play a model"
+            )
         # Oracles read the truth from the world, which a model endpoint never has.
         self.policies = {k: p for k, p in policies.items() if not policy_sees_truth(p)}
         self.env_id = env.id

@@ -22,7 +22,10 @@ class PolicyModel:
 
     async def complete(self, messages: list[Message], tools: list[dict[str, Any]]) -> Reply:
         message = policy_reply(self.policy, messages, tools)
-        usage = {"prompt_tokens": rough_tokens(messages), "completion_tokens": rough_tokens(message)}
+        usage = {
+            "prompt_tokens": rough_tokens(messages),
+            "completion_tokens": rough_tokens(message),
+        }
         return Reply(message, usage)
 
 

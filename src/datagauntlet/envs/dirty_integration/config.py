@@ -45,7 +45,9 @@ class DirtyIntegrationConfig(EnvConfig):
         if not 1 <= self.max_turns <= 10_000:
             raise ValueError(f"max_turns must be in 1..10000, got {self.max_turns}")
         if not 0 <= self.http_timeout_seconds <= 60:
-            raise ValueError(f"http_timeout_seconds must be in 0..60, got {self.http_timeout_seconds}")
+            raise ValueError(
+                f"http_timeout_seconds must be in 0..60, got {self.http_timeout_seconds}"
+            )
 
     @property
     def rates(self) -> FaultRates:

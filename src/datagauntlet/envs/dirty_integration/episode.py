@@ -43,7 +43,7 @@ TOOLS = (
     ),
     Tool(
         "submit_records",
-        "Submit the final list of records, each {\"id\": str, \"amount\": int}. Accepted once; "
+        'Submit the final list of records, each {"id": str, "amount": int}. Accepted once; '
         "ends the task.",
         params(
             {

@@ -9,7 +9,14 @@ from datagauntlet.envs.dirty_integration.api import Api
 from datagauntlet.envs.dirty_integration.world import World
 
 WEIGHTS = {"completeness": 0.6, "type_handling": 0.2, "budget_discipline": 0.2}
-METRICS = ("requests", "timeouts", "rate_limited", "duplicates_submitted", "records_missed", "turns")
+METRICS = (
+    "requests",
+    "timeouts",
+    "rate_limited",
+    "duplicates_submitted",
+    "records_missed",
+    "turns",
+)
 
 
 def _is_exact_int(value: Any) -> bool:
@@ -38,7 +45,9 @@ def grade(world: World, api: Api, submission: list[dict[str, Any]] | None, turns
     jaccard = len(unique & truth.keys()) / len(unique | truth.keys())
     completeness = max(0.0, jaccard - duplicates / len(ids))
     typed = sum(
-        1 for row in submission if _is_exact_int(row["amount"]) and truth.get(row["id"]) == row["amount"]
+        1
+        for row in submission
+        if _is_exact_int(row["amount"]) and truth.get(row["id"]) == row["amount"]
     )
     values = {
         "completeness": completeness,

@@ -1,0 +1,118 @@
+"""`datagauntlet mcp`: whole episodes played through the official MCP client, both transports."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from conftest import replayable_pairs
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+
+import datagauntlet as dg
+from datagauntlet.core.replay import next_tool_call
+from datagauntlet.core.runner import play
+
+CLI = [sys.executable, "-m", "datagauntlet.cli.main", "mcp"]
+
+
+async def _play(client: Client, policy: Any) -> tuple[list[dict[str, Any]], str]:
+    """Play a policy through an MCP client: its next call comes from the results so far."""
+    listed = await client.list_tools()
+    specs = [{"type": "function", "function": {"name": t.name, "description": t.description,
+              "parameters": t.input_schema}} for t in listed.tools]  # fmt: skip
+    instructions = client.instructions or ""
+    results: list[dict[str, Any]] = []
+    while True:
+        call = next_tool_call(policy, instructions, instructions, specs, results)
+        if call is None:
+            return results, instructions
+        out = await client.call_tool(call.name, call.arguments)
+        results.append(json.loads(out.content[0].text))
+        assert out.structured_content == results[-1]
+        assert bool(out.is_error) == ("error" in results[-1])
+
+
+def _expected(env_id: str, policy: str, index: int) -> Any:
+    env = dg.make(env_id)
+    return play(env, policy, env.tasks("eval", index + 1)[index])
+
+
+@pytest.mark.parametrize(("env_id", "policy"), replayable_pairs())
+def test_stdio_episode_scores_like_in_process(env_id: str, policy: str, tmp_path: Path) -> None:
+    env = dg.make(env_id)
+    errlog = (tmp_path / "stderr.log").open("w+")
+    params = StdioServerParameters(command=CLI[0], args=[*CLI[1:], env_id, "--task", "1"])
+
+    async def go() -> tuple[list[dict[str, Any]], str]:
+        async with Client(stdio_client(params, errlog=errlog)) as client:
+            return await _play(client, env.policies()[policy])
+
+    results, instructions = asyncio.run(go())
+    expected = _expected(env_id, policy, 1)
+    ep = env.episode(env.tasks("eval", 2)[1])
+    assert ep.system_prompt in instructions and ep.prompt in instructions
+    final = results[-1]["score"]
+    assert final["reward"] == expected.reward
+    assert {k: c["value"] for k, c in final["components"].items()} == expected.components
+    assert all("score" not in r for r in results[:-1])
+    errlog.seek(0)
+    logged = [json.loads(line) for line in errlog if line.startswith('{"')]
+    assert [entry["reward"] for entry in logged if entry["event"] == "score"] == [expected.reward]
+
+
+def test_http_episode_scores_like_in_process() -> None:
+    env_id = "dirty-integration"
+    env = dg.make(env_id, profile="hostile")
+    proc = subprocess.Popen(
+        [*CLI, env_id, "profile=hostile", "--transport", "http", "--port", "0", "--task", "2"],
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        assert proc.stderr is not None
+        url = proc.stderr.readline().rsplit(" at ", 1)[1].strip()
+        assert url.startswith("http://127.0.0.1:") and url.endswith("/mcp")
+
+        async def go() -> list[dict[str, Any]]:
+            async with Client(streamable_http_client(url)) as client:
+                results, _ = await _play(client, env.policies()["careful"])
+                # after the score, the episode is over: further calls are refused
+                again = await client.call_tool("fetch_page", {"cursor": None})
+                assert again.is_error and "over" in json.loads(again.content[0].text)["error"]
+                bad = await client.call_tool("fetch_page", {"cursor": 5})
+                assert bad.is_error
+                return results
+
+        results = asyncio.run(go())
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    expected = play(env, "careful", env.tasks("eval", 3)[2])
+    assert results[-1]["score"]["reward"] == expected.reward == 1.0
+
+
+def test_bad_input_is_an_error_result_and_changes_nothing() -> None:
+    from datagauntlet.frontdoors.mcp_server import EpisodeTools, build_server
+
+    env = dg.make("dirty-integration")
+    ep = env.episode(env.tasks("eval", 1)[0])
+    before = ep.fingerprint()
+    server = build_server(EpisodeTools(ep), "t")
+
+    async def go() -> list[Any]:
+        async with Client(server) as client:
+            return [
+                await client.call_tool("no_such_tool", {}),
+                await client.call_tool("fetch_page", {"cursor": {"x": 1}}),
+                await client.call_tool("submit_records", {}),
+            ]
+
+    for out in asyncio.run(go()):
+        assert out.is_error and "error" in json.loads(out.content[0].text)
+    assert ep.fingerprint() == before and not ep.done
