@@ -12,6 +12,7 @@ Standard library only (ThreadingHTTPServer), bound to 127.0.0.1 by default.
 from __future__ import annotations
 
 import json
+import socket
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -141,6 +142,12 @@ class _Handler(BaseHTTPRequestHandler):
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests run many requests
         return
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes; with Nagle on, the body would wait
+        # ~40 ms for the client's delayed ACK on every request.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
     def _json(self, status: int, payload: dict[str, Any]) -> None:
         data = json.dumps(payload).encode()

@@ -82,6 +82,9 @@ class ToolServer:
         self.registry = registry
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # uvicorn leaves Nagle on for sockets it is handed: a reply written in two parts would
+        # wait ~40 ms for the client's delayed ACK on every tool call.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
         sock.bind((host, 0))
         self._sock = sock
         self.base = f"http://{host}:{sock.getsockname()[1]}"
