@@ -60,7 +60,9 @@ class MockModelServer:
         return name, self.policies[name]
 
     def start(self) -> MockModelServer:
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
         self._thread.start()
         return self
 
