@@ -1,4 +1,4 @@
-"""Every registered env has its one-line top-level module, shipped, and discoverable by verifiers."""
+"""Every registered env has its one-line top-level module, shipped and found by verifiers."""
 
 from __future__ import annotations
 
