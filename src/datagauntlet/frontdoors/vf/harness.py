@@ -10,7 +10,9 @@ and ends when the model answers without a tool call or verifiers refuses the nex
 from __future__ import annotations
 
 import json
-from contextlib import AsyncExitStack
+import time
+from collections.abc import Iterator
+from contextlib import AsyncExitStack, contextmanager
 from typing import Any
 
 from verifiers.v1.clients import ModelContext
@@ -51,7 +53,9 @@ class LoopHarness(Harness[LoopHarnessConfig]):
             messages.append({"role": "system", "content": system})
         messages.append({"role": "user", "content": prompt or ""})
         servers = {n: {"url": u, "timeout": self.config.tool_timeout} for n, u in mcp_urls.items()}
+        clock = _Clock(trace)
         async with AsyncExitStack() as stack:
+            stack.callback(clock.record)
             tools, dispatch, conns = await connect_mcp({"mcpServers": servers}, stack)
             client = openai.AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0)
             stack.push_async_callback(client.close)
@@ -60,7 +64,8 @@ class LoopHarness(Harness[LoopHarnessConfig]):
                 if tools:
                     kwargs["tools"] = tools
                 try:
-                    response = await client.chat.completions.create(**kwargs)
+                    with clock.timing("model"):
+                        response = await client.chat.completions.create(**kwargs)
                 except openai.APIError as exc:
                     # A refused turn (a stop or max turns) is the normal end of a rollout.
                     code = 0 if trace.stop_condition is not None else 1
@@ -73,7 +78,8 @@ class LoopHarness(Harness[LoopHarnessConfig]):
                 if not calls:
                     return ProgramResult(0, "", "")
                 for call in calls:
-                    content = await _run_call(call, dispatch, conns, call_mcp)
+                    with clock.timing("tool"):
+                        content = await _run_call(call, dispatch, conns, call_mcp)
                     messages.append({"role": "tool", "tool_call_id": call.get("id", ""),
                                      "content": content})  # fmt: skip
         return ProgramResult(0, "", "")
@@ -92,3 +98,24 @@ async def _run_call(call: dict[str, Any], dispatch: Any, conns: Any, call_mcp: A
     if not isinstance(args, dict):
         return json.dumps({"error": "arguments must be a JSON object"})
     return await call_mcp(conns, dispatch, name, args)
+
+
+class _Clock:
+    """Wall time the harness spent waiting on the model and on tools, recorded as metrics
+    (`harness_model_seconds`, `harness_tool_seconds`) so overhead can be told apart."""
+
+    def __init__(self, trace: Trace) -> None:
+        self.trace = trace
+        self.seconds = {"model": 0.0, "tool": 0.0}
+
+    @contextmanager
+    def timing(self, what: str) -> Iterator[None]:
+        start = time.perf_counter()
+        try:
+            yield
+        finally:
+            self.seconds[what] += time.perf_counter() - start
+
+    def record(self) -> None:
+        for what, seconds in self.seconds.items():
+            self.trace.record_metric(f"harness_{what}_seconds", round(seconds, 6))
