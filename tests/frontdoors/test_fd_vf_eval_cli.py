@@ -46,6 +46,8 @@ def test_vf_eval_rewards_equal_in_process_scores(
         "--env.agent.max-turns", "1000", "--no-push", "--no-rich",
         "-o", str(out), "--run.name", "e2e",
     ]  # fmt: skip
+    if "max_turns" in env.config.as_dict():
+        cmd += ["--env.taskset.max-turns", "1000"]  # in-process play has no turn budget
     proc = subprocess.run(
         cmd, env=run_env, cwd=tmp_path, capture_output=True, text=True, timeout=240
     )

@@ -32,6 +32,8 @@ N_TASKS = 2
 
 
 def load_tasks(env_id: str, n: int, **config: Any) -> list[Any]:
+    if "max_turns" in dg.make(env_id).config.as_dict():
+        config.setdefault("max_turns", 1000)  # no turn budget binds: in-process is the reference
     cfg = vf.resolve_env_config({"taskset": {"id": env_id, "num_tasks": n, **config}}).taskset
     return list(taskset_for(env_id)(cfg))
 
@@ -87,7 +89,7 @@ def test_rewards_and_weights_come_from_the_env(mock_model: Any) -> None:
 
 
 def test_config_fields_map_to_taskset_fields(mock_model: Any) -> None:
-    env = dg.make("dirty-integration", profile="hostile", num_records=12)
+    env = dg.make("dirty-integration", profile="hostile", num_records=12, max_turns=1000)
     server = mock_model(env)
     tasks = load_tasks("dirty-integration", 1, profile="hostile", num_records=12, split="test")
     assert tasks[0].data.env_config == env.config.as_dict()
@@ -106,6 +108,17 @@ def test_max_turns_stops_and_scores_what_happened(mock_model: Any) -> None:
     assert trace.stop_condition == "max_turns"
     ep = env.episode(env.tasks("eval", 1)[0])
     asyncio.run(run_loop(ep, PolicyModel(env.policies()["careful"]), 2, LoopResult([])))
+    assert_trace_matches(trace, _as_result(ep.score()))
+
+
+def test_the_env_turn_budget_applies(mock_model: Any) -> None:
+    env = dg.make("dirty-integration", max_turns=3)
+    server = mock_model(env)
+    tasks = load_tasks("dirty-integration", 1, max_turns=3)
+    (trace,) = run_agent(server.base_url, "careful", "dirty-integration", tasks, max_turns=1000)
+    assert trace.stop_condition == "turn_limit"
+    ep = env.episode(env.tasks("eval", 1)[0])
+    asyncio.run(run_loop(ep, PolicyModel(env.policies()["careful"]), 3, LoopResult([])))
     assert_trace_matches(trace, _as_result(ep.score()))
 
 

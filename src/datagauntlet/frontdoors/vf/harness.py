@@ -47,6 +47,8 @@ class LoopHarness(Harness[LoopHarnessConfig]):
         import openai
         from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
 
+        from datagauntlet.frontdoors.models import http_client
+
         system, prompt = self.resolve_text_prompt(data)
         messages: list[dict[str, Any]] = []
         if system:
@@ -57,7 +59,9 @@ class LoopHarness(Harness[LoopHarnessConfig]):
         async with AsyncExitStack() as stack:
             stack.callback(clock.record)
             tools, dispatch, conns = await connect_mcp({"mcpServers": servers}, stack)
-            client = openai.AsyncOpenAI(base_url=endpoint, api_key=secret, max_retries=0)
+            client = openai.AsyncOpenAI(
+                base_url=endpoint, api_key=secret, max_retries=0, http_client=http_client()
+            )
             stack.push_async_callback(client.close)
             while True:
                 kwargs: dict[str, Any] = {"model": ctx.model, "messages": messages}

@@ -30,6 +30,7 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task as DgTask
 from datagauntlet.core.registry import env_class
 from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.loop import max_turns_of
 from datagauntlet.frontdoors.vf.tool_server import tool_server
 from datagauntlet.frontdoors.vf.worlds import WORLDS
 
@@ -110,6 +111,12 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
         """End the rollout once the env says the episode is over (submitted, or a limit)."""
         world = WORLDS.get(trace.state.world_key) if trace.state.world_key else None
         return bool(world and world.ep.done)
+
+    @vf.stop
+    async def turn_limit(self, trace: Trace) -> bool:
+        """The env's own turn budget (its config's max_turns, else 30), as in `datagauntlet
+        eval`; verifiers' `--env.agent.max-turns` still applies on top."""
+        return trace.num_turns >= max_turns_of(self.environment())
 
     async def finalize(self, trace: Trace, runtime: Any) -> None:
         world = WORLDS.pop(trace.state.world_key) if trace.state.world_key else None
