@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, ClassVar
 
 import pytest
-from conftest import replayable_pairs
+from fd_helpers import replayable_pairs
 
 import datagauntlet as dg
 from datagauntlet.cli.main import main
@@ -238,3 +238,16 @@ def test_confidence_interval_when_rollouts_exceed_one(tmp_path: Path) -> None:
     lo, hi = summary["ci95"]
     assert lo < summary["mean_reward"] < hi
     assert summary["n"] == 8 and summary["tasks"] == 4
+
+
+def test_many_concurrent_rollouts_over_http_without_failures(
+    mock_model: Any, tmp_path: Path
+) -> None:
+    env = dg.make("dirty-integration", profile="clean")
+    server = mock_model(env)
+    code = main(["eval", "--env", "dirty-integration", "profile=clean", "--model", "careful",
+                 "--base-url", server.base_url, "-n", "96", "--concurrency", "96",
+                 "--out", str(tmp_path), "--json"])  # fmt: skip
+    assert code == 0
+    records = _results(tmp_path)
+    assert len(records) == 96 and all(r["status"] == "ok" and r["reward"] == 1.0 for r in records)

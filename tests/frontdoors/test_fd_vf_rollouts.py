@@ -15,7 +15,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
-from conftest import replayable_pairs
+from fd_helpers import replayable_pairs
 
 import datagauntlet as dg
 from datagauntlet.core.runner import play

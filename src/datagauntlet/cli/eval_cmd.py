@@ -6,7 +6,9 @@ import argparse
 import asyncio
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 from datagauntlet.cli.options import add_config_argument
 
@@ -75,13 +77,14 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagauntlet.cli.options import build_env
-    from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, EvalSpec, run_eval
+    from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, EvalOutcome, EvalSpec, run_eval
+    from datagauntlet.frontdoors.loop import Model
     from datagauntlet.frontdoors.summary import summarize_records
 
     env = build_env(args.env, args.config)
     if args.agent and args.base_url:
         raise ValueError("give either --agent or --base-url, not both")
-    model_obj: object
+    model_obj: Model
     if args.base_url:
         if not args.model:
             raise ValueError("--model is required with --base-url")
@@ -118,7 +121,7 @@ def run(args: argparse.Namespace) -> int:
     out = args.out or Path("runs") / f"{_slug(env.id)}--{_slug(label)}"
     total = args.tasks * args.rollouts
 
-    async def main() -> object:
+    async def main() -> EvalOutcome:
         with Progress(
             TextColumn(f"[bold]{env.id}[/] {label}"),
             BarColumn(),
@@ -129,15 +132,15 @@ def run(args: argparse.Namespace) -> int:
         ) as bar:
             job = bar.add_task("eval", total=total)
             try:
-                return await run_eval(env, spec, model_obj, out, lambda k: bar.advance(job, k))  # type: ignore[arg-type]
+                return await run_eval(env, spec, model_obj, out, lambda k: bar.advance(job, k))
             finally:
                 close = getattr(model_obj, "close", None)
                 if close is not None:
                     await close()
 
     outcome = asyncio.run(main())
-    summary = summarize_records(outcome.records, args.rollouts)  # type: ignore[attr-defined]
-    summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped  # type: ignore[attr-defined]
+    summary = summarize_records(outcome.records, args.rollouts)
+    summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped
     (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
     if args.json:
         print(json.dumps(summary, sort_keys=True))
@@ -146,7 +149,9 @@ def run(args: argparse.Namespace) -> int:
     return 1 if summary.get("failed") else 0
 
 
-def _print_table(summary: dict, weights: object, out: Path, changed: dict) -> None:
+def _print_table(
+    summary: dict[str, Any], weights: Mapping[str, float], out: Path, changed: dict[str, Any]
+) -> None:
     from rich.console import Console
     from rich.table import Table
 
@@ -157,7 +162,7 @@ def _print_table(summary: dict, weights: object, out: Path, changed: dict) -> No
         table.add_column(col, justify="right" if col != "config" else "left")
     if "ci95" in summary:
         table.add_column("95% CI", justify="right")
-    for name in weights:  # type: ignore[attr-defined]
+    for name in weights:
         table.add_column(name, justify="right")
     table.add_column("turns", justify="right")
     row = [
@@ -168,7 +173,7 @@ def _print_table(summary: dict, weights: object, out: Path, changed: dict) -> No
     ]
     if "ci95" in summary:
         row.append(f"[{summary['ci95'][0]:.3f}, {summary['ci95'][1]:.3f}]")
-    row += [f"{summary['components'][k]:.3f}" for k in weights]  # type: ignore[attr-defined]
+    row += [f"{summary['components'][k]:.3f}" for k in weights]
     row.append(f"{summary['mean_turns']:.1f}")
     table.add_row(*row)
     Console().print(table)
