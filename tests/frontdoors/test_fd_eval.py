@@ -251,3 +251,11 @@ def test_many_concurrent_rollouts_over_http_without_failures(
     assert code == 0
     records = _results(tmp_path)
     assert len(records) == 96 and all(r["status"] == "ok" and r["reward"] == 1.0 for r in records)
+
+
+def test_resume_refuses_results_of_another_run(tmp_path: Path) -> None:
+    args = ["eval", "--env", "dirty-integration", "-n", "1", "--out", str(tmp_path)]
+    assert main(args) == 0
+    assert main([*args, "profile=hostile", "--resume"]) == 2  # another config
+    assert main([*args, "--agent", "naive", "--resume"]) == 2  # another model
+    assert main([*args, "--resume"]) == 0

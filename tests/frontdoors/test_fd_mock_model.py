@@ -79,7 +79,7 @@ def test_model_name_picks_the_policy_and_history_drives_it(mock_model: Any) -> N
 def test_bad_requests_are_answered_with_400(mock_model: Any) -> None:
     server = mock_model(dg.make("dirty-integration"))
     url = server.base_url + "/chat/completions"
-    for body in (b"{not json", b"[1]", b'{"messages": 3}'):
+    for body in (b"{not json", b"[1]", b'{"messages": 3}', b'{"messages": [1]}'):
         req = urllib.request.Request(url, data=body, headers={"Content-Type": "application/json"})
         with pytest.raises(urllib.error.HTTPError) as err:
             urllib.request.urlopen(req)

@@ -74,6 +74,18 @@ def latest_by_key(records: list[dict[str, Any]]) -> dict[tuple[str, int], dict[s
     return latest
 
 
+def _check_same_run(previous: list[dict[str, Any]], env: Environment, spec: EvalSpec) -> None:
+    """Resuming into results of another env, config or model would mix two runs."""
+    want = {"env": env.id, "config": env.config.as_dict(), "model": spec.label}
+    for record in previous:
+        got = {k: record.get(k) for k in want}
+        if got != json.loads(json.dumps(want)):
+            raise ValueError(
+                f"--resume: the output holds another run ({got['env']}, {got['model']}, "
+                f"{got['config']}); use a fresh --out"
+            )
+
+
 def _record(
     env: Environment,
     spec: EvalSpec,
@@ -142,6 +154,7 @@ async def run_eval(
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RESULTS_FILE
     previous = load_records(path) if spec.resume else []
+    _check_same_run(previous, env, spec)
     if not spec.resume:
         path.write_text("", encoding="utf-8")
     done = {k for k, r in latest_by_key(previous).items() if r.get("status") == "ok"}

@@ -87,8 +87,8 @@ class MockModelServer:
     def complete(self, body: dict[str, Any]) -> dict[str, Any]:
         """A chat.completion object for one request body."""
         messages = body.get("messages")
-        if not isinstance(messages, list):
-            raise ValueError("messages must be a list")
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise ValueError("messages must be a list of message objects")
         tools = body.get("tools") if isinstance(body.get("tools"), list) else []
         name, policy = self.policy_for(body.get("model"))
         message = policy_reply(policy, messages, tools)

@@ -32,7 +32,7 @@ from datagauntlet.core.registry import env_class
 from datagauntlet.core.score import Score
 from datagauntlet.frontdoors.loop import max_turns_of
 from datagauntlet.frontdoors.vf.tool_server import tool_server
-from datagauntlet.frontdoors.vf.worlds import WORLDS
+from datagauntlet.frontdoors.vf.worlds import WORLDS, World
 
 # verifiers calls `Task.toolsets` right after `Task.setup`, in the same rollout coroutine; this
 # carries the new world's key between the two without putting it anywhere a model can read.
@@ -68,6 +68,11 @@ class WorldToolset(Toolset[ToolsetConfig, WorldState]):
 @functools.lru_cache(maxsize=64)
 def _env(env_id: str, config_json: str) -> Environment:
     return env_class(env_id).from_kwargs(**json.loads(config_json))
+
+
+def _score_locked(world: World) -> Score:
+    with world.lock:  # a straggling tool call (a harness killed mid-call) finishes first
+        return world.ep.score()
 
 
 def _as_float(value: Any) -> float | None:
@@ -121,7 +126,7 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def finalize(self, trace: Trace, runtime: Any) -> None:
         world = WORLDS.pop(trace.state.world_key) if trace.state.world_key else None
         if world is not None:
-            score = await asyncio.to_thread(world.ep.score)
+            score = await asyncio.to_thread(_score_locked, world)
             trace.state.score = score.as_dict()
 
     def final_score(self, trace: Trace) -> dict[str, Any]:
