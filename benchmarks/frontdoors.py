@@ -77,8 +77,8 @@ def overhead_rows(run: tuple[list[Any], float]) -> dict[str, float]:
     total, model, setup, tools, closing = [], [], [], [], []
     h_model, h_tools = [], []
     for tr in traces:
-        h_model.append(tr.metrics["harness_model_seconds"])
-        h_tools.append(tr.metrics["harness_tool_seconds"])
+        h_model.append(tr.info["harness_seconds"]["model"])
+        h_tools.append(tr.info["harness_seconds"]["tool"])
         t = tr.timing
         wall = t.scoring.end - t.start
         m = t.agent.model.duration

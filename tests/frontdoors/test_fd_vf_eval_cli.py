@@ -64,6 +64,8 @@ def test_vf_eval_rewards_equal_in_process_scores(
         rewards = trace["rewards"]
         assert {k: r["score"] for k, r in rewards.items()} == expected.components
         assert {k: r["weight"] for k, r in rewards.items()} == dict(env.weights)
+        numeric = {k: float(v) for k, v in expected.metrics.items() if isinstance(v, (int, float))}
+        assert trace["metrics"] == numeric
         total = sum(r["score"] * r["weight"] for r in rewards.values())
         assert math.isclose(total, expected.reward, abs_tol=1e-6)
     # the world key is never written out

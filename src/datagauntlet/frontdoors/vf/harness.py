@@ -105,8 +105,8 @@ async def _run_call(call: dict[str, Any], dispatch: Any, conns: Any, call_mcp: A
 
 
 class _Clock:
-    """Wall time the harness spent waiting on the model and on tools, recorded as metrics
-    (`harness_model_seconds`, `harness_tool_seconds`) so overhead can be told apart."""
+    """Wall time the harness spent waiting on the model and on tools, kept in
+    `trace.info["harness_seconds"]` (not metrics: those are the env's Score, one to one)."""
 
     def __init__(self, trace: Trace) -> None:
         self.trace = trace
@@ -121,5 +121,4 @@ class _Clock:
             self.seconds[what] += time.perf_counter() - start
 
     def record(self) -> None:
-        for what, seconds in self.seconds.items():
-            self.trace.record_metric(f"harness_{what}_seconds", round(seconds, 6))
+        self.trace.info["harness_seconds"] = {k: round(v, 6) for k, v in self.seconds.items()}
