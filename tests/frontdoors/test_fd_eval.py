@@ -259,3 +259,58 @@ def test_resume_refuses_results_of_another_run(tmp_path: Path) -> None:
     assert main([*args, "profile=hostile", "--resume"]) == 2  # another config
     assert main([*args, "--agent", "naive", "--resume"]) == 2  # another model
     assert main([*args, "--resume"]) == 0
+
+
+def _thread_affine(env: dg.Environment) -> tuple[dg.Environment, list[int]]:
+    """The env, with episodes that fail like a default SQLite connection if touched from a
+    thread other than the one that made them, and that record every thread they ran on."""
+    import threading
+
+    seen: list[int] = []
+    make_episode = env.episode
+
+    def episode(task: Any) -> Any:
+        ep = make_episode(task)
+        owner = threading.get_ident()
+        seen.append(owner)
+        call, score = ep.call, ep.score
+
+        def guarded(fn: Any) -> Any:
+            def inner(*args: Any) -> Any:
+                seen.append(threading.get_ident())
+                if threading.get_ident() != owner:
+                    raise RuntimeError("touched from another thread")
+                return fn(*args)
+
+            return inner
+
+        ep.call, ep.score = guarded(call), guarded(score)  # type: ignore[method-assign]
+        return ep
+
+    env.episode = episode  # type: ignore[method-assign]
+    return env, seen
+
+
+def test_an_episode_only_ever_sees_one_thread(tmp_path: Path) -> None:
+    import threading
+
+    env, seen = _thread_affine(dg.make("dirty-integration"))
+    model = PolicyModel(env.policies()["careful"])
+    out = asyncio.run(run_eval(env, EvalSpec(n=4, concurrency=4, label="x"), model, tmp_path))
+    assert all(r["status"] == "ok" and r["reward"] == 1.0 for r in out.records)
+    assert threading.get_ident() not in seen  # never on the event loop's thread
+    assert len(set(seen)) >= 2  # rollouts ran on threads of their own
+
+
+def test_mcp_episode_tools_stay_on_one_thread() -> None:
+    from datagauntlet.frontdoors.mcp_server import EpisodeTools
+
+    env, seen = _thread_affine(dg.make("dirty-integration"))
+    tools = EpisodeTools.create(env, env.tasks("eval", 1)[0])
+
+    async def go() -> dict[str, Any]:
+        await tools.call("fetch_page", {"cursor": None})
+        return await tools.call("submit_records", {"records": []})
+
+    result = asyncio.run(go())
+    assert "score" in result and len(set(seen)) == 1

@@ -21,6 +21,7 @@ import datagauntlet as dg
 from datagauntlet.core.runner import play
 from datagauntlet.frontdoors.loop import LoopResult, run_loop
 from datagauntlet.frontdoors.models import PolicyModel
+from datagauntlet.frontdoors.pinned import Pinned
 
 vf = pytest.importorskip("verifiers.v1")
 
@@ -151,7 +152,7 @@ def _mcp_post(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
 def test_forged_or_freed_keys_reach_no_world() -> None:
     env = dg.make("dirty-integration")
     ep = env.episode(env.tasks("eval", 1)[0])
-    key = WORLDS.put(ep)
+    key = WORLDS.put(ep, Pinned())
     server = tool_server()
     try:
         listed = _mcp_post(server.url_for(key), "tools/list", {})

@@ -47,13 +47,12 @@ def run(args: argparse.Namespace) -> int:
     task = env.make_task(args.split, args.task)
     if args.seed is not None:
         task = Task(f"seed-{args.seed}", args.seed, args.split, args.task)
-    ep = env.episode(task)
     if args.transport == "stdio":
-        mcp_server.serve_stdio(ep)
+        mcp_server.serve_stdio(env, task)
     else:
 
         def announce(url: str) -> None:
             print(f"MCP server for {env.id} task {task.id} at {url}", file=sys.stderr, flush=True)
 
-        mcp_server.serve_http(ep, args.host, args.port, announce)
+        mcp_server.serve_http(env, task, args.host, args.port, announce)
     return 0

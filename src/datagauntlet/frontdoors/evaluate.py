@@ -20,6 +20,7 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.score import Score
 from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
+from datagauntlet.frontdoors.pinned import Pinned
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -123,10 +124,11 @@ async def play_rollout(
     """One rollout; any failure becomes a failed record (reward 0, error kept), never a raise."""
     start = time.perf_counter()
     loop = LoopResult(messages=[])
+    worker = Pinned()
     try:
-        ep = await asyncio.to_thread(env.episode, task)
-        await run_loop(ep, model, max_turns_of(env, spec.max_turns), loop)
-        score = await asyncio.to_thread(ep.score)
+        ep = await worker.run(env.episode, task)
+        await run_loop(ep, model, max_turns_of(env, spec.max_turns), loop, worker)
+        score = await worker.run(ep.score)
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _record(

@@ -8,12 +8,12 @@ that is sent back to the model, as a real API would.
 
 from __future__ import annotations
 
-import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from datagauntlet.core.episode import Episode
 from datagauntlet.frontdoors.chat import Message, tool_result_message
+from datagauntlet.frontdoors.pinned import Pinned
 
 DEFAULT_MAX_TURNS = 30
 
@@ -71,12 +71,30 @@ def opening_messages(ep: Episode) -> list[Message]:
     ]
 
 
-async def run_loop(ep: Episode, model: Model, max_turns: int, result: LoopResult) -> None:
+async def run_loop(
+    ep: Episode,
+    model: Model,
+    max_turns: int,
+    result: LoopResult,
+    worker: Pinned | None = None,
+) -> None:
     """Play `ep` with `model`, filling `result` as it goes (so a failure keeps what happened).
 
-    Tool calls run in a worker thread: an env's tools may do real work (SQLite, sandboxes) and
-    must not stall other rollouts sharing the event loop.
+    Tool calls run on the episode's own thread (`worker`, see pinned.py): an env's tools may do
+    real work (SQLite, sandboxes) and must not stall other rollouts sharing the event loop.
     """
+    own = worker is None
+    pinned = worker or Pinned()
+    try:
+        await _turns(ep, model, max_turns, result, pinned)
+    finally:
+        if own:
+            pinned.close()
+
+
+async def _turns(
+    ep: Episode, model: Model, max_turns: int, result: LoopResult, worker: Pinned
+) -> None:
     tools = ep.tool_specs
     result.messages[:] = opening_messages(ep)
     while True:
@@ -98,7 +116,7 @@ async def run_loop(ep: Episode, model: Model, max_turns: int, result: LoopResult
             return
         for i, call in enumerate(calls):
             call_id, name, arguments = _unpack(call, i)
-            out = await asyncio.to_thread(ep.call, name, arguments)
+            out = await worker.run(ep.call, name, arguments)
             result.messages.append(tool_result_message(call_id, out))
 
 

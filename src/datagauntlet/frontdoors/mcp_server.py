@@ -16,7 +16,9 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-from datagauntlet.core.episode import Episode
+from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Episode, Task
+from datagauntlet.frontdoors.pinned import Pinned
 
 logger = logging.getLogger("datagauntlet.mcp")
 
@@ -28,20 +30,31 @@ def instructions_of(ep: Episode) -> str:
 
 
 class EpisodeTools:
-    """The tools of one episode, called one at a time (an episode is not thread-safe)."""
+    """The tools of one episode, called one at a time on the episode's own thread."""
 
-    def __init__(self, ep: Episode, on_score: ScoreSink | None = None) -> None:
+    def __init__(
+        self, ep: Episode, on_score: ScoreSink | None = None, worker: Pinned | None = None
+    ) -> None:
         self.ep = ep
         self.on_score = on_score
         self._lock = asyncio.Lock()
+        self._worker = worker or Pinned()
         self.final: dict[str, Any] | None = None
+
+    @classmethod
+    def create(
+        cls, env: Environment, task: Task, on_score: ScoreSink | None = None
+    ) -> EpisodeTools:
+        """A fresh episode, built on the thread that will run its calls."""
+        worker = Pinned()
+        return cls(worker.call(env.episode, task), on_score, worker)
 
     async def call(self, name: str, arguments: Any) -> dict[str, Any]:
         async with self._lock:
             was_done = self.ep.done
-            result = await asyncio.to_thread(self.ep.call, name, arguments)
+            result = await self._worker.run(self.ep.call, name, arguments)
             if self.ep.done and not was_done:
-                score = await asyncio.to_thread(self.ep.score)
+                score = await self._worker.run(self.ep.score)
                 self.final = {
                     "env": self.ep.env.id,
                     "task": self.ep.task.as_dict(),
@@ -96,17 +109,19 @@ def log_score(final: dict[str, Any]) -> None:
     print(json.dumps({"event": "score", **final}, sort_keys=True), file=sys.stderr, flush=True)
 
 
-def serve_stdio(ep: Episode) -> None:
-    server = build_server(EpisodeTools(ep, log_score), f"datagauntlet-{ep.env.id}")
+def serve_stdio(env: Environment, task: Task) -> None:
+    server = build_server(EpisodeTools.create(env, task, log_score), f"datagauntlet-{env.id}")
     server.run("stdio")
 
 
-def serve_http(ep: Episode, host: str, port: int, announce: Callable[[str], None]) -> None:
+def serve_http(
+    env: Environment, task: Task, host: str, port: int, announce: Callable[[str], None]
+) -> None:
     """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound."""
     import uvicorn
     from mcp.server.transport_security import TransportSecuritySettings
 
-    server = build_server(EpisodeTools(ep, log_score), f"datagauntlet-{ep.env.id}")
+    server = build_server(EpisodeTools.create(env, task, log_score), f"datagauntlet-{env.id}")
     app = server.streamable_http_app(
         json_response=True,
         transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),

@@ -11,7 +11,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import contextvars
 import dataclasses
 import functools
@@ -31,8 +30,9 @@ from datagauntlet.core.episode import Task as DgTask
 from datagauntlet.core.registry import env_class
 from datagauntlet.core.score import Score
 from datagauntlet.frontdoors.loop import max_turns_of
+from datagauntlet.frontdoors.pinned import Pinned
 from datagauntlet.frontdoors.vf.tool_server import tool_server
-from datagauntlet.frontdoors.vf.worlds import WORLDS, World
+from datagauntlet.frontdoors.vf.worlds import WORLDS
 
 # verifiers calls `Task.toolsets` right after `Task.setup`, in the same rollout coroutine; this
 # carries the new world's key between the two without putting it anywhere a model can read.
@@ -70,11 +70,6 @@ def _env(env_id: str, config_json: str) -> Environment:
     return env_class(env_id).from_kwargs(**json.loads(config_json))
 
 
-def _score_locked(world: World) -> Score:
-    with world.lock:  # a straggling tool call (a harness killed mid-call) finishes first
-        return world.ep.score()
-
-
 def _as_float(value: Any) -> float | None:
     if isinstance(value, bool):
         return float(value)
@@ -98,8 +93,9 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def setup(self, trace: Trace, runtime: Any) -> None:
         d = self.data
         env = self.environment()
-        ep = await asyncio.to_thread(env.episode, DgTask(str(d.id), d.seed, d.split, d.index))
-        key = WORLDS.put(ep)
+        worker = Pinned()
+        ep = await worker.run(env.episode, DgTask(str(d.id), d.seed, d.split, d.index))
+        key = WORLDS.put(ep, worker)
         trace.state.world_key = key
         _new_world.set(key)
 
@@ -126,7 +122,11 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def finalize(self, trace: Trace, runtime: Any) -> None:
         world = WORLDS.pop(trace.state.world_key) if trace.state.world_key else None
         if world is not None:
-            score = await asyncio.to_thread(_score_locked, world)
+            try:
+                # on the episode's thread, after any straggling call (a harness killed mid-call)
+                score = await world.worker.run(world.ep.score)
+            finally:
+                world.close()
             trace.state.score = score.as_dict()
 
     def final_score(self, trace: Trace) -> dict[str, Any]:

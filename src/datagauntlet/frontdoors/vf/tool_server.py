@@ -23,12 +23,11 @@ _world_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("dg_worl
 PREFIX = "/w/"
 
 
-def _call(registry: WorldRegistry, key: str | None, name: str, arguments: Any) -> dict[str, Any]:
+async def _call(registry: WorldRegistry, key: str | None, name: str, arguments: Any) -> dict:
     world = registry.get(key) if key else None
     if world is None:
         return {"error": "no such episode (finished, or never started)"}
-    with world.lock:  # one call at a time per world; worlds run in parallel
-        return world.ep.call(name, arguments)
+    return await world.worker.run(world.ep.call, name, arguments)
 
 
 def build_app(registry: WorldRegistry) -> Any:
@@ -43,7 +42,7 @@ def build_app(registry: WorldRegistry) -> Any:
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             key = _world_key.get()
-            return tool_result(await asyncio.to_thread(_call, registry, key, name, arguments))
+            return tool_result(await _call(registry, key, name, arguments))
 
     server = WorldsServer("datagauntlet", log_level="WARNING")
     inner = server.streamable_http_app(

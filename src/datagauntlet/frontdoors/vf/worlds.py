@@ -11,10 +11,11 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from datagauntlet.core.episode import Episode
+from datagauntlet.frontdoors.pinned import Pinned
 
 MAX_WORLDS = 4096
 MAX_AGE_SECONDS = 6 * 3600.0
@@ -23,8 +24,11 @@ MAX_AGE_SECONDS = 6 * 3600.0
 @dataclass
 class World:
     ep: Episode
+    worker: Pinned  # the episode's own thread: every call and the score run there
     created: float
-    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def close(self) -> None:
+        self.worker.close()
 
 
 class WorldRegistry:
@@ -44,7 +48,7 @@ class WorldRegistry:
         with self._lock:
             return len(self._worlds)
 
-    def put(self, ep: Episode) -> str:
+    def put(self, ep: Episode, worker: Pinned) -> str:
         """Register a world; return its key (256 random bits, URL-safe)."""
         key = secrets.token_urlsafe(32)
         now = self._clock()
@@ -54,8 +58,9 @@ class WorldRegistry:
                 if now - oldest.created < self.max_age and len(self._worlds) < self.max_worlds:
                     break
                 del self._worlds[oldest_key]
+                oldest.close()
                 self.evicted += 1
-            self._worlds[key] = World(ep, now)
+            self._worlds[key] = World(ep, worker, now)
         return key
 
     def get(self, key: str) -> World | None:
@@ -63,11 +68,13 @@ class WorldRegistry:
             world = self._worlds.get(key)
             if world is not None and self._clock() - world.created >= self.max_age:
                 del self._worlds[key]
+                world.close()
                 self.evicted += 1
                 return None
             return world
 
     def pop(self, key: str) -> World | None:
+        """Take a world out (to score it); the caller closes it."""
         with self._lock:
             return self._worlds.pop(key, None)
 
