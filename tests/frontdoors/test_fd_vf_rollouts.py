@@ -169,3 +169,18 @@ def test_forged_or_freed_keys_reach_no_world() -> None:
         WORLDS.pop(key)
     out = _mcp_post(server.url_for(key), "tools/call", {"name": "fetch_page", "arguments": {}})
     assert out["result"]["isError"] is True and ep.calls == 0
+
+
+def test_rollouts_sharing_one_task_object_get_worlds_of_their_own(mock_model: Any) -> None:
+    # verifiers runs `-r N` as N concurrent rollouts of the same Task object
+    env = dg.make("dirty-integration", profile="hostile", max_turns=1000)
+    server = mock_model(env)
+    (task,) = load_tasks("dirty-integration", 1, profile="hostile")
+    live = len(WORLDS)
+    traces = run_agent(server.base_url, "careful", "dirty-integration", [task] * 4, 1000)
+    keys = {t.state.world_key for t in traces}
+    assert len(keys) == 4
+    expected = play(env, "careful", env.tasks("eval", 1)[0])
+    for trace in traces:
+        assert_trace_matches(trace, expected)
+    assert len(WORLDS) == live
