@@ -132,6 +132,7 @@ def serve_http(
     # Without this, a reply written in two parts waits ~40 ms for a delayed ACK.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     sock.bind((host, port))
+    sock.listen(128)  # clients that connect before uvicorn is up wait in the backlog
     announce(f"http://{host}:{sock.getsockname()[1]}/mcp")
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     asyncio.run(uv.serve(sockets=[sock]))
