@@ -12,18 +12,16 @@ from typing import Any
 
 import pytest
 from fd_helpers import replayable_pairs
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 
 import datagauntlet as dg
 from datagauntlet.core.replay import next_tool_call
 from datagauntlet.core.runner import play
 
+# The SDKs are imported inside the tests, so collecting them loads nothing heavy.
 CLI = [sys.executable, "-m", "datagauntlet.cli.main", "mcp"]
 
 
-async def _play(client: Client, policy: Any) -> tuple[list[dict[str, Any]], str]:
+async def _play(client: Any, policy: Any) -> tuple[list[dict[str, Any]], str]:
     """Play a policy through an MCP client: its next call comes from the results so far."""
     listed = await client.list_tools()
     specs = [{"type": "function", "function": {"name": t.name, "description": t.description,
@@ -54,6 +52,8 @@ def _assert_final(results: list[dict[str, Any]], expected: Any) -> None:
 
 @pytest.mark.parametrize(("env_id", "policy"), replayable_pairs())
 def test_every_policy_through_the_sdk_client(env_id: str, policy: str) -> None:
+    from mcp import Client
+
     from datagauntlet.frontdoors.mcp_server import EpisodeTools, build_server
 
     env = dg.make(env_id)
@@ -68,6 +68,9 @@ def test_every_policy_through_the_sdk_client(env_id: str, policy: str) -> None:
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_stdio_episode_scores_like_in_process(env_id: str, tmp_path: Path) -> None:
+    from mcp import Client
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
     env = dg.make(env_id)
     policy = env.reference
     errlog = (tmp_path / "stderr.log").open("w+")
@@ -91,6 +94,9 @@ def test_stdio_episode_scores_like_in_process(env_id: str, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_http_episode_scores_like_in_process(env_id: str) -> None:
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
     env = dg.make(env_id)
     proc = subprocess.Popen(
         [*CLI, env_id, "--transport", "http", "--port", "0", "--task", "2"],
@@ -118,6 +124,8 @@ def test_http_episode_scores_like_in_process(env_id: str) -> None:
 
 
 def test_bad_input_is_an_error_result_and_changes_nothing() -> None:
+    from mcp import Client
+
     from datagauntlet.frontdoors.mcp_server import EpisodeTools, build_server
 
     env = dg.make("dirty-integration")

@@ -9,7 +9,6 @@ import urllib.error
 import urllib.request
 from typing import Any
 
-import openai
 import pytest
 
 import datagauntlet as dg
@@ -25,6 +24,8 @@ def _opening(env: dg.Environment) -> tuple[list[dict[str, Any]], list[dict[str, 
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_json_and_sse_give_the_same_tool_call(env_id: str, mock_model: Any) -> None:
+    import openai
+
     env = dg.make(env_id)
     server = mock_model(env)
     messages, tools = _opening(env)
@@ -50,6 +51,8 @@ def test_json_and_sse_give_the_same_tool_call(env_id: str, mock_model: Any) -> N
 
 
 def test_model_name_picks_the_policy_and_history_drives_it(mock_model: Any) -> None:
+    import openai
+
     env = dg.make("dirty-integration", profile="hostile")
     server = mock_model(env)
     models = {

@@ -20,8 +20,6 @@ import pytest
 import datagauntlet as dg
 from datagauntlet.core.runner import play
 
-pytest.importorskip("verifiers.v1")
-
 N_TASKS = 2
 
 
@@ -35,6 +33,7 @@ def vf_eval() -> str:
 def test_vf_eval_rewards_equal_in_process_scores(
     env_id: str, mock_model: Any, tmp_path: Path
 ) -> None:
+    pytest.importorskip("verifiers")
     env = dg.make(env_id)
     policy = env.reference
     server = mock_model(env)

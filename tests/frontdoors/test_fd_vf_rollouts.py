@@ -22,19 +22,30 @@ from datagauntlet.core.runner import play
 from datagauntlet.frontdoors.loop import LoopResult, run_loop
 from datagauntlet.frontdoors.models import PolicyModel
 from datagauntlet.frontdoors.pinned import Pinned
-
-vf = pytest.importorskip("verifiers.v1")
-
-from datagauntlet.frontdoors.vf.taskset import taskset_for  # noqa: E402
-from datagauntlet.frontdoors.vf.tool_server import tool_server  # noqa: E402
-from datagauntlet.frontdoors.vf.worlds import WORLDS  # noqa: E402
+from datagauntlet.frontdoors.vf.tool_server import tool_server
+from datagauntlet.frontdoors.vf.worlds import WORLDS
 
 N_TASKS = 2
+
+
+@pytest.fixture(scope="module", autouse=True)
+def vf() -> Any:
+    """verifiers, imported when these tests run (not at collection: it is 200 MB of modules
+    that would slow the garbage collector for every other test)."""
+    return pytest.importorskip("verifiers.v1")
+
+
+def taskset_for(env_id: str) -> Any:
+    from datagauntlet.frontdoors.vf.taskset import taskset_for as factory
+
+    return factory(env_id)
 
 
 def load_tasks(env_id: str, n: int, **config: Any) -> list[Any]:
     if "max_turns" in dg.make(env_id).config.as_dict():
         config.setdefault("max_turns", 1000)  # no turn budget binds: in-process is the reference
+    import verifiers.v1 as vf
+
     cfg = vf.resolve_env_config({"taskset": {"id": env_id, "num_tasks": n, **config}}).taskset
     return list(taskset_for(env_id)(cfg))
 
@@ -42,6 +53,8 @@ def load_tasks(env_id: str, n: int, **config: Any) -> list[Any]:
 def run_agent(
     base_url: str, model: str, env_id: str, tasks: list[Any], max_turns: int
 ) -> list[Any]:
+    import verifiers.v1 as vf
+
     agent = vf.Agent(
         vf.AgentConfig(
             model=model,
@@ -88,7 +101,7 @@ def test_rewards_and_weights_come_from_the_env(mock_model: Any) -> None:
         assert names == dict(env.weights)
 
 
-def test_config_fields_map_to_taskset_fields(mock_model: Any) -> None:
+def test_config_fields_map_to_taskset_fields(mock_model: Any, vf: Any) -> None:
     env = dg.make("dirty-integration", profile="hostile", num_records=12, max_turns=1000)
     server = mock_model(env)
     tasks = load_tasks("dirty-integration", 1, profile="hostile", num_records=12, split="test")
