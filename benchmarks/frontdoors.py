@@ -116,8 +116,12 @@ async def process_launch_seconds(k: int) -> list[float]:
     from verifiers.v1.mcp import ToolsetConfig, serve
     from verifiers.v1.runtimes import provision_runtime
 
-    sys.path.insert(0, str(HERE))
-    os.environ["PYTHONPATH"] = os.pathsep.join([str(HERE), os.environ.get("PYTHONPATH", "")])
+    # appended, not prepended: benchmark scripts named like envs (bad_batch_gate.py) must not
+    # shadow the top-level taskset modules of the same name
+    sys.path.append(str(HERE))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH", ""), str(HERE)) if p
+    )
     from vf_process_toolset import ProbeToolset
 
     out = []
@@ -159,6 +163,8 @@ def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int) -> dict[
 
 
 def main() -> None:
+    # `python benchmarks/frontdoors.py` puts this folder first on sys.path (see above)
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--env", default="dirty-integration")
     parser.add_argument("--rollouts", type=int, default=20)
