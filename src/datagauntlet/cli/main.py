@@ -19,6 +19,9 @@ SUBCOMMANDS = (
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
     "datagauntlet.cli.dataclean_cmd",
+    "datagauntlet.cli.eval_cmd",
+    "datagauntlet.cli.mock_model_cmd",
+    "datagauntlet.cli.mcp_cmd",
 )
 
 

@@ -36,6 +36,8 @@ def build_env(env_id: str, pairs: list[str]) -> Environment:
 def add_task_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--seed",
+        "--task",
+        dest="seed",
         type=int,
         default=0,
         metavar="S",

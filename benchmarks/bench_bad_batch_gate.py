@@ -1,5 +1,5 @@
 """bad-batch-gate speed: episodes per second per agent, world set-up time, memory per live
-episode. Prints figures; not a test. Run: .venv/bin/python benchmarks/bad_batch_gate.py"""
+episode. Prints figures; not a test. Run: .venv/bin/python benchmarks/bench_bad_batch_gate.py"""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """dataclean speed: a program over 100,000 rows, scoring 100,000 rows, the CLI on a real file.
 
 Targets (issue 5): a 10-operation program over 100,000 rows in under 1 s on one core, and
-scoring a 100,000-row table in under 1 s. Run: `python benchmarks/dataclean.py [ROWS]`.
+scoring a 100,000-row table in under 1 s. Run: `python benchmarks/bench_dataclean.py [ROWS]`.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """dirty-integration speed: episodes per second per policy, world set-up, HTTP round trips.
 
-.venv/bin/python benchmarks/dirty_integration.py
+.venv/bin/python benchmarks/bench_dirty_integration.py
 """
 
 from __future__ import annotations

@@ -1,0 +1,202 @@
+"""Front-door speed: verifiers overhead per rollout, and `datagauntlet eval` at 256 at once.
+
+    .venv/bin/python benchmarks/bench_frontdoors.py [--rollouts 20] [--eval-rollouts 512]
+
+1. verifiers path: rollouts through `vf.Agent` with the in-package harness and the in-process
+   tool server, against the scripted model running in its own process. Overhead = a rollout's
+   wall time minus the time verifiers records for model calls. Compared with the alternative
+   of one tool-server process per rollout (verifiers' default placement), timed by launching
+   such a toolset through verifiers' own `serve()`.
+2. `datagauntlet eval --concurrency 256` against the scripted model: rollouts per second,
+   failures, and the eval process's peak memory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+CLI = [sys.executable, "-m", "datagauntlet.cli.main"]
+
+
+def start_mock(env_id: str) -> tuple[subprocess.Popen[str], str]:
+    proc = subprocess.Popen(
+        [*CLI, "mock-model", "--env", env_id, "--port", "0"], stdout=subprocess.PIPE, text=True
+    )
+    assert proc.stdout is not None
+    return proc, proc.stdout.readline().rsplit(" at ", 1)[1].strip()
+
+
+def pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
+
+
+async def vf_rollouts(
+    env_id: str, base_url: str, n: int, concurrency: int
+) -> tuple[list[Any], float]:
+    import verifiers.v1 as vf
+
+    from datagauntlet.frontdoors.vf.taskset import taskset_for
+
+    cfg = vf.resolve_env_config({"taskset": {"id": env_id, "num_tasks": n}}).taskset
+    tasks = list(taskset_for(env_id)(cfg))
+    agent = vf.Agent(
+        vf.AgentConfig(
+            model="careful",
+            client=vf.EvalClientConfig(base_url=base_url, api_key_var="DG_NO_KEY"),
+            harness={"id": env_id},
+            runtime=vf.SubprocessConfig(),
+            max_turns=1000,
+        )
+    )
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(task: Any) -> Any:
+        async with gate:
+            return await agent.run(task)
+
+    await one(tasks[0])  # warm-up: starts the tool server, opens connections
+    start = time.perf_counter()
+    traces = list(await asyncio.gather(*(one(t) for t in tasks)))
+    return traces, time.perf_counter() - start
+
+
+def overhead_rows(run: tuple[list[Any], float]) -> dict[str, float]:
+    traces, elapsed = run
+    total, model, setup, tools, closing = [], [], [], [], []
+    h_model, h_tools = [], []
+    for tr in traces:
+        h_model.append(tr.info["harness_seconds"]["model"])
+        h_tools.append(tr.info["harness_seconds"]["tool"])
+        t = tr.timing
+        wall = t.scoring.end - t.start
+        m = t.agent.model.duration
+        total.append(wall)
+        model.append(m)
+        setup.append(t.setup.end - t.start)
+        tools.append(t.agent.harness.duration)
+        closing.append(t.scoring.end - t.finalize.start)
+    over = [w - m for w, m in zip(total, model, strict=True)]
+    return {
+        "rollouts": len(traces),
+        "rollouts_per_s": len(traces) / elapsed,
+        "mean_turns": statistics.fmean(tr.num_turns for tr in traces),
+        "wall_ms_mean": 1000 * statistics.fmean(total),
+        "model_ms_mean": 1000 * statistics.fmean(model),
+        "overhead_ms_mean": 1000 * statistics.fmean(over),
+        "overhead_ms_median": 1000 * statistics.median(over),
+        "overhead_ms_p90": 1000 * pct(over, 0.9),
+        "setup_ms_mean": 1000 * statistics.fmean(setup),
+        "tool_calls_ms_mean": 1000 * statistics.fmean(h_tools),
+        "harness_model_wait_ms_mean": 1000 * statistics.fmean(h_model),
+        "env_overhead_ms_mean": 1000
+        * statistics.fmean(s + t + c for s, t, c in zip(setup, h_tools, closing, strict=True)),
+        "harness_and_tools_ms_mean": 1000 * statistics.fmean(tools),
+        "finalize_and_scoring_ms_mean": 1000 * statistics.fmean(closing),
+        "rewards_all_1": all(
+            abs(sum(r.score * r.weight for r in tr.rewards.values()) - 1.0) < 1e-6 for tr in traces
+        ),
+    }
+
+
+async def process_launch_seconds(k: int) -> list[float]:
+    """Seconds to bring up (and tear down) one per-rollout toolset process, k times."""
+    import verifiers.v1 as vf
+    from verifiers.v1.mcp import ToolsetConfig, serve
+    from verifiers.v1.runtimes import provision_runtime
+
+    # appended, not prepended: nothing in this folder may
+    # shadow a top-level module of the package
+    sys.path.append(str(HERE))
+    os.environ["PYTHONPATH"] = os.pathsep.join(
+        p for p in (os.environ.get("PYTHONPATH", ""), str(HERE)) if p
+    )
+    from vf_process_toolset import ProbeToolset
+
+    out = []
+    async with provision_runtime(vf.SubprocessConfig()) as runtime:
+        for _ in range(k):
+            start = time.perf_counter()
+            async with serve(ProbeToolset(ToolsetConfig()), runtime) as url:
+                assert url.endswith("/mcp")
+            out.append(time.perf_counter() - start)
+    return out
+
+
+def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int) -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "stdout", "w+") as out:
+        start = time.perf_counter()
+        proc = subprocess.Popen(
+            [*CLI, "eval", "--env", env_id, "-n", str(n), "--concurrency", str(concurrency),
+             "--model", "careful", "--base-url", base_url, "--out", tmp, "--json"],
+            stdout=out, stderr=subprocess.DEVNULL,
+        )  # fmt: skip
+        # wait4 gives this child's own peak memory (not that of earlier children)
+        _, status, usage = os.wait4(proc.pid, 0)
+        proc.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        out.seek(0)
+        summary = json.loads(out.read())
+    if proc.returncode not in (0, 1):
+        raise SystemExit(f"eval exited {proc.returncode}")
+    return {
+        "rollouts": summary["n"],
+        "concurrency": concurrency,
+        "failed": summary["failed"],
+        "mean_reward": summary["mean_reward"],
+        "seconds": round(seconds, 1),
+        "rollouts_per_s": round(summary["n"] / seconds, 1),
+        "model_calls_per_s": round(summary["n"] * summary["mean_turns"] / seconds, 1),
+        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+    }
+
+
+def main() -> None:
+    # `python benchmarks/bench_frontdoors.py` puts this folder first on sys.path (see above)
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--env", default="dirty-integration")
+    parser.add_argument("--rollouts", type=int, default=20)
+    parser.add_argument("--launches", type=int, default=3)
+    parser.add_argument("--eval-rollouts", type=int, default=512)
+    parser.add_argument("--concurrency", type=int, default=256)
+    parser.add_argument("--skip-vf", action="store_true")
+    args = parser.parse_args()
+
+    proc, base_url = start_mock(args.env)
+    try:
+        report: dict[str, Any] = {"env": args.env}
+        # First, while this process is small: a forked child's peak memory counts the parent's.
+        report["eval_at_scale"] = eval_at_scale(
+            args.env, base_url, args.eval_rollouts, args.concurrency
+        )
+        if not args.skip_vf:
+            seq = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 1))
+            report["verifiers_sequential"] = overhead_rows(seq)
+            par = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 8))
+            report["verifiers_concurrency_8"] = overhead_rows(par)
+            launches = asyncio.run(process_launch_seconds(args.launches))
+            report["per_rollout_process_launch_ms"] = {
+                "launches": len(launches),
+                "mean": 1000 * statistics.fmean(launches),
+                "min": 1000 * min(launches),
+            }
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    print(json.dumps(report, indent=2, default=lambda v: round(v, 1)))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,179 @@
+"""`datagauntlet eval`: play tasks through the agent loop with a model endpoint or a policy."""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from datagauntlet.cli.options import add_config_argument
+
+NAME = "eval"
+HELP = (
+    "Evaluate a model on an environment through any OpenAI-compatible endpoint "
+    "(or a built-in policy with --agent): one JSONL line per rollout, then a summary."
+)
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--env", required=True, metavar="ID", help="environment id")
+    add_config_argument(parser)
+    parser.add_argument("--model", metavar="NAME", help="model name sent to the endpoint")
+    parser.add_argument("--base-url", metavar="URL", help="OpenAI-compatible base URL (…/v1)")
+    parser.add_argument(
+        "--api-key-env",
+        default="OPENAI_API_KEY",
+        metavar="VAR",
+        help="environment variable holding the API key (default OPENAI_API_KEY)",
+    )
+    parser.add_argument("-n", "--tasks", type=int, default=5, metavar="N", help="tasks (default 5)")
+    parser.add_argument(
+        "-r", "--rollouts", type=int, default=1, metavar="R", help="rollouts per task"
+    )
+    parser.add_argument("--concurrency", type=int, default=8, metavar="C", help="rollouts at once")
+    parser.add_argument(
+        "--max-turns",
+        type=int,
+        default=None,
+        metavar="T",
+        help="model calls per rollout (default: the env's max_turns, else 30)",
+    )
+    parser.add_argument("--temperature", type=float, default=None, metavar="X")
+    parser.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        metavar="DIR",
+        help="output directory (default runs/<env>--<model>)",
+    )
+    parser.add_argument(
+        "--agent",
+        metavar="POLICY",
+        help="play a built-in policy instead of a model (default without --base-url: "
+        "the env's reference policy)",
+    )
+    parser.add_argument("--resume", action="store_true", help="skip rollouts already in the output")
+    parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
+    parser.add_argument(
+        "--retries",
+        type=int,
+        default=4,
+        metavar="K",
+        help="retries of a transient endpoint error, with backoff",
+    )
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+
+
+def _slug(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from datagauntlet.cli.options import build_env
+    from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, EvalOutcome, EvalSpec, run_eval
+    from datagauntlet.frontdoors.loop import Model
+    from datagauntlet.frontdoors.summary import summarize_records
+
+    env = build_env(args.env, args.config)
+    if args.agent and args.base_url:
+        raise ValueError("give either --agent or --base-url, not both")
+    model_obj: Model
+    if args.base_url:
+        if not args.model:
+            raise ValueError("--model is required with --base-url")
+        from datagauntlet.frontdoors.models import OpenAIModel
+
+        model_obj = OpenAIModel(
+            args.model,
+            args.base_url,
+            args.api_key_env,
+            args.temperature,
+            args.retries,
+            max_connections=max(16, args.concurrency),
+        )
+        label = args.model
+    else:
+        from datagauntlet.frontdoors.models import PolicyModel
+
+        name = args.agent or env.reference
+        policies = env.policies()
+        if name not in policies:
+            raise ValueError(f"{env.id} has no policy {name!r}; choose from {sorted(policies)}")
+        model_obj = PolicyModel(policies[name])
+        label = f"agent:{name}"
+    spec = EvalSpec(
+        n=args.tasks,
+        rollouts=args.rollouts,
+        concurrency=args.concurrency,
+        max_turns=args.max_turns,
+        split=args.split,
+        label=label,
+        resume=args.resume,
+    )
+    spec.validate()
+    out = args.out or Path("runs") / f"{_slug(env.id)}--{_slug(label)}"
+    total = args.tasks * args.rollouts
+
+    async def main() -> EvalOutcome:
+        with Progress(
+            TextColumn(f"[bold]{env.id}[/] {label}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TimeElapsedColumn(),
+            console=Console(stderr=True),
+            transient=True,
+        ) as bar:
+            job = bar.add_task("eval", total=total)
+            try:
+                return await run_eval(env, spec, model_obj, out, lambda k: bar.advance(job, k))
+            finally:
+                close = getattr(model_obj, "close", None)
+                if close is not None:
+                    await close()
+
+    outcome = asyncio.run(main())
+    summary = summarize_records(outcome.records, args.rollouts)
+    summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped
+    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        _print_table(summary, env.weights, out, env.config.changed())
+    return 1 if summary.get("failed") else 0
+
+
+def _print_table(
+    summary: dict[str, Any], weights: Mapping[str, float], out: Path, changed: dict[str, Any]
+) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    from datagauntlet.core.report import config_label
+
+    table = Table(title=f"{summary['env']} · {summary['model']} · results in {out}")
+    for col in ("config", "n", "failed", "mean reward"):
+        table.add_column(col, justify="right" if col != "config" else "left")
+    if "ci95" in summary:
+        table.add_column("95% CI", justify="right")
+    for name in weights:
+        table.add_column(name, justify="right")
+    table.add_column("turns", justify="right")
+    row = [
+        config_label(changed),
+        str(summary["n"]),
+        str(summary["failed"]),
+        f"{summary['mean_reward']:.3f}",
+    ]
+    if "ci95" in summary:
+        row.append(f"[{summary['ci95'][0]:.3f}, {summary['ci95'][1]:.3f}]")
+    row += [f"{summary['components'][k]:.3f}" for k in weights]
+    row.append(f"{summary['mean_turns']:.1f}")
+    table.add_row(*row)
+    Console().print(table)

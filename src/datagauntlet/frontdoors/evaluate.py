@@ -1,0 +1,187 @@
+"""`datagauntlet eval`: tasks x rollouts through the agent loop, one JSONL line per rollout.
+
+Rollouts run concurrently on one event loop, bounded by a semaphore; a world exists only while
+its rollout runs. Each finished rollout is appended to the output at once, so an interrupted
+run loses nothing and `--resume` re-runs only what is missing or failed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Task
+from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
+from datagauntlet.frontdoors.pinned import Pinned
+
+RESULTS_FILE = "results.jsonl"
+SUMMARY_FILE = "summary.json"
+
+
+@dataclass
+class EvalSpec:
+    n: int = 5
+    rollouts: int = 1
+    concurrency: int = 8
+    max_turns: int | None = None
+    split: str = "eval"
+    label: str = ""  # the model name or "agent:<policy>"
+    resume: bool = False
+
+    def validate(self) -> None:
+        for name in ("n", "rollouts", "concurrency"):
+            if getattr(self, name) < 1:
+                raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
+        if self.max_turns is not None and self.max_turns < 1:
+            raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+
+
+@dataclass
+class EvalOutcome:
+    records: list[dict[str, Any]] = field(default_factory=list)
+    ran: int = 0
+    skipped: int = 0
+
+
+def rollout_key(record: dict[str, Any]) -> tuple[str, int]:
+    return (record["task_id"], int(record["rollout"]))
+
+
+def load_records(path: Path) -> list[dict[str, Any]]:
+    """Records in a results file; a torn last line (an interrupted write) is ignored."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except ValueError:
+            continue
+    return out
+
+
+def latest_by_key(records: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
+    latest: dict[tuple[str, int], dict[str, Any]] = {}
+    for r in records:
+        latest[rollout_key(r)] = r
+    return latest
+
+
+def _check_same_run(previous: list[dict[str, Any]], env: Environment, spec: EvalSpec) -> None:
+    """Resuming into results of another env, config or model would mix two runs."""
+    want = {"env": env.id, "config": env.config.as_dict(), "model": spec.label}
+    for record in previous:
+        got = {k: record.get(k) for k in want}
+        if got != json.loads(json.dumps(want)):
+            raise ValueError(
+                f"--resume: the output holds another run ({got['env']}, {got['model']}, "
+                f"{got['config']}); use a fresh --out"
+            )
+
+
+def _record(
+    env: Environment,
+    spec: EvalSpec,
+    task: Task,
+    rollout: int,
+    loop: LoopResult,
+    score: Score,
+    seconds: float,
+    error: str | None = None,
+) -> dict[str, Any]:
+    return {
+        "env": env.id,
+        "config": env.config.as_dict(),
+        "model": spec.label,
+        "task_id": task.id,
+        "seed": task.seed,
+        "split": task.split,
+        "rollout": rollout,
+        "status": "failed" if error else "ok",
+        "reward": score.reward,
+        "components": {k: c["value"] for k, c in score.components.items()},
+        "metrics": score.metrics,
+        "stop": "error" if error else loop.stop,
+        "turns": loop.turns,
+        "usage": loop.usage.as_dict(),
+        "seconds": round(seconds, 3),
+        "error": error,
+        "messages": loop.messages,
+    }
+
+
+async def play_rollout(
+    env: Environment, spec: EvalSpec, model: Model, task: Task, rollout: int
+) -> dict[str, Any]:
+    """One rollout; any failure becomes a failed record (reward 0, error kept), never a raise."""
+    start = time.perf_counter()
+    loop = LoopResult(messages=[])
+    worker = Pinned()
+    try:
+        ep = await worker.run(env.episode, task)
+        await run_loop(ep, model, max_turns_of(env, spec.max_turns), loop, worker)
+        score = await worker.run(ep.score)
+    except Exception as exc:
+        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
+        return _record(
+            env,
+            spec,
+            task,
+            rollout,
+            loop,
+            Score.zero(env.weights),
+            time.perf_counter() - start,
+            detail,
+        )
+    return _record(env, spec, task, rollout, loop, score, time.perf_counter() - start)
+
+
+async def run_eval(
+    env: Environment,
+    spec: EvalSpec,
+    model: Model,
+    out_dir: Path,
+    progress: Callable[[int], None] | None = None,
+) -> EvalOutcome:
+    """Run every (task, rollout) not already done; return the latest record of each."""
+    spec.validate()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    path = out_dir / RESULTS_FILE
+    previous = load_records(path) if spec.resume else []
+    _check_same_run(previous, env, spec)
+    if not spec.resume:
+        path.write_text("", encoding="utf-8")
+    done = {k for k, r in latest_by_key(previous).items() if r.get("status") == "ok"}
+    tasks = env.tasks(spec.split, spec.n)
+    jobs = [(t, r) for t in tasks for r in range(spec.rollouts) if (t.id, r) not in done]
+    outcome = EvalOutcome(skipped=len(tasks) * spec.rollouts - len(jobs))
+    if progress and outcome.skipped:
+        progress(outcome.skipped)
+    gate = asyncio.Semaphore(spec.concurrency)
+    lock = asyncio.Lock()
+    fresh: list[dict[str, Any]] = []
+
+    async def job(task: Task, rollout: int) -> None:
+        async with gate:
+            record = await play_rollout(env, spec, model, task, rollout)
+        async with lock:
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record, default=str) + "\n")
+            fresh.append(record)
+        if progress:
+            progress(1)
+
+    await asyncio.gather(*(job(t, r) for t, r in jobs))
+    outcome.ran = len(fresh)
+    wanted = {(t.id, r) for t in tasks for r in range(spec.rollouts)}
+    latest = latest_by_key(previous + fresh)
+    outcome.records = sorted((rec for key, rec in latest.items() if key in wanted), key=rollout_key)
+    return outcome

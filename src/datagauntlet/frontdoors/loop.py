@@ -1,0 +1,128 @@
+"""The agent loop: a model, an episode, and tool calls between them, one turn at a time.
+
+A turn is one model call. The loop ends when the episode is done, when `max_turns` model calls
+have been made, or when the model answers without a tool call. Every tool call, malformed ones
+included, goes through `Episode.call`, which answers bad JSON and unknown tools with an error
+that is sent back to the model, as a real API would.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from datagauntlet.core.episode import Episode
+from datagauntlet.frontdoors.chat import Message, tool_result_message
+from datagauntlet.frontdoors.pinned import Pinned
+
+DEFAULT_MAX_TURNS = 30
+
+STOP_DONE = "episode_done"
+STOP_MAX_TURNS = "max_turns"
+STOP_NO_TOOL_CALL = "no_tool_call"
+
+
+@dataclass
+class Usage:
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+
+    def add(self, other: dict[str, Any] | None) -> None:
+        if other:
+            self.prompt_tokens += int(other.get("prompt_tokens") or 0)
+            self.completion_tokens += int(other.get("completion_tokens") or 0)
+
+    def as_dict(self) -> dict[str, int]:
+        return {
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "total_tokens": self.prompt_tokens + self.completion_tokens,
+        }
+
+
+@dataclass(frozen=True)
+class Reply:
+    message: Message
+    usage: dict[str, Any] | None = None
+
+
+class Model(Protocol):
+    async def complete(self, messages: list[Message], tools: list[dict[str, Any]]) -> Reply: ...
+
+
+@dataclass
+class LoopResult:
+    messages: list[Message]
+    stop: str = ""
+    turns: int = 0
+    usage: Usage = field(default_factory=Usage)
+
+
+def max_turns_of(env: Any, override: int | None = None) -> int:
+    if override is not None:
+        return override
+    return int(getattr(env.config, "max_turns", DEFAULT_MAX_TURNS))
+
+
+def opening_messages(ep: Episode) -> list[Message]:
+    return [
+        {"role": "system", "content": ep.system_prompt},
+        {"role": "user", "content": ep.prompt},
+    ]
+
+
+async def run_loop(
+    ep: Episode,
+    model: Model,
+    max_turns: int,
+    result: LoopResult,
+    worker: Pinned | None = None,
+) -> None:
+    """Play `ep` with `model`, filling `result` as it goes (so a failure keeps what happened).
+
+    Tool calls run on the episode's own thread (`worker`, see pinned.py): an env's tools may do
+    real work (SQLite, sandboxes) and must not stall other rollouts sharing the event loop.
+    """
+    own = worker is None
+    pinned = worker or Pinned()
+    try:
+        await _turns(ep, model, max_turns, result, pinned)
+    finally:
+        if own:
+            pinned.close()
+
+
+async def _turns(
+    ep: Episode, model: Model, max_turns: int, result: LoopResult, worker: Pinned
+) -> None:
+    tools = ep.tool_specs
+    result.messages[:] = opening_messages(ep)
+    while True:
+        if ep.done:
+            result.stop = STOP_DONE
+            return
+        if result.turns >= max_turns:
+            result.stop = STOP_MAX_TURNS
+            return
+        reply = await model.complete(result.messages, tools)
+        result.turns += 1
+        result.usage.add(reply.usage)
+        message = dict(reply.message)
+        message["role"] = "assistant"
+        result.messages.append(message)
+        calls = message.get("tool_calls") or []
+        if not calls:
+            result.stop = STOP_NO_TOOL_CALL
+            return
+        for i, call in enumerate(calls):
+            call_id, name, arguments = _unpack(call, i)
+            out = await worker.run(ep.call, name, arguments)
+            result.messages.append(tool_result_message(call_id, out))
+
+
+def _unpack(call: Any, index: int) -> tuple[str, Any, Any]:
+    """(id, name, raw arguments) of a tool call, tolerating shapes a model gets wrong."""
+    if not isinstance(call, dict):
+        return f"call_{index}", None, None
+    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    return str(call.get("id") or f"call_{index}"), fn.get("name"), fn.get("arguments")

@@ -1,0 +1,207 @@
+"""A scripted model behind a real OpenAI-compatible endpoint, for tests, demos and benchmarks.
+
+`POST /v1/chat/completions` answers with the next tool call of one of an env's policies,
+decided by replaying the request's message history into it (see chat.policy_reply): the same
+history always gets the same answer, and nothing but the request is consulted. JSON and SSE
+streaming are both served. The request's `model` picks a policy by name; any other model name
+gets the server's default policy (the env's reference unless told otherwise).
+
+Standard library only (ThreadingHTTPServer), bound to 127.0.0.1 by default.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from datagauntlet.core.env import Environment, Policy, policy_sees_truth
+from datagauntlet.frontdoors.chat import policy_reply, rough_tokens
+
+MAX_BODY_BYTES = 64 * 1024 * 1024
+
+
+class MockModelServer:
+    def __init__(
+        self, env: Environment, policy: str | None = None, host: str = "127.0.0.1", port: int = 0
+    ) -> None:
+        policies = env.policies()
+        self.default = policy or env.reference
+        if self.default not in policies:
+            raise ValueError(
+                f"{env.id} has no policy {self.default!r}; choose from {sorted(policies)}"
+            )
+        if policy_sees_truth(policies[self.default]):
+            raise ValueError(
+                f"policy {self.default!r} sees the hidden truth; it cannot play a model"
+            )
+        # Oracles read the truth from the world, which a model endpoint never has.
+        self.policies = {k: p for k, p in policies.items() if not policy_sees_truth(p)}
+        self.env_id = env.id
+        self.requests = 0
+        self._lock = threading.Lock()
+        self._httpd = _Server((host, port), _Handler)
+        self._httpd.owner = self
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
+
+    def policy_for(self, model: Any) -> tuple[str, Policy]:
+        name = model if isinstance(model, str) and model in self.policies else self.default
+        return name, self.policies[name]
+
+    def start(self) -> MockModelServer:
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
+        )
+        self._thread.start()
+        return self
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever()
+
+    def close(self) -> None:
+        self._httpd.server_close()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+    def __enter__(self) -> MockModelServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def complete(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A chat.completion object for one request body."""
+        messages = body.get("messages")
+        if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
+            raise ValueError("messages must be a list of message objects")
+        tools = body.get("tools") if isinstance(body.get("tools"), list) else []
+        name, policy = self.policy_for(body.get("model"))
+        message = policy_reply(policy, messages, tools)
+        with self._lock:
+            self.requests += 1
+            serial = self.requests
+        prompt_tokens, completion_tokens = rough_tokens(messages), rough_tokens(message)
+        return {
+            "id": f"chatcmpl-mock-{serial}",
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": name,
+            "choices": [
+                {
+                    "index": 0,
+                    "message": message,
+                    "finish_reason": "tool_calls" if message.get("tool_calls") else "stop",
+                }
+            ],
+            "usage": {
+                "prompt_tokens": prompt_tokens,
+                "completion_tokens": completion_tokens,
+                "total_tokens": prompt_tokens + completion_tokens,
+            },
+        }
+
+
+class _Server(ThreadingHTTPServer):
+    daemon_threads = True
+    request_queue_size = 1024  # hundreds of concurrent rollouts connect at once
+    owner: MockModelServer
+
+
+def stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
+    """The SSE chunks of a completion: the message as one delta, a finish, then usage."""
+    choice = completion["choices"][0]
+    message = choice["message"]
+    delta: dict[str, Any] = {"role": "assistant", "content": message.get("content")}
+    if message.get("tool_calls"):
+        delta["tool_calls"] = [{"index": i, **c} for i, c in enumerate(message["tool_calls"])]
+    base = {k: completion[k] for k in ("id", "created", "model")}
+    base["object"] = "chat.completion.chunk"
+    return [
+        {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": None}]},
+        {**base, "choices": [{"index": 0, "delta": {}, "finish_reason": choice["finish_reason"]}]},
+        {**base, "choices": [], "usage": completion["usage"]},
+    ]
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server: _Server
+
+    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests run many requests
+        return
+
+    def setup(self) -> None:
+        super().setup()
+        # Headers and body go out in separate writes; with Nagle on, the body would wait
+        # ~40 ms for the client's delayed ACK on every request.
+        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+
+    def _json(self, status: int, payload: dict[str, Any]) -> None:
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _error(self, status: int, message: str) -> None:
+        self._json(status, {"error": {"message": message, "type": "invalid_request_error"}})
+
+    def do_GET(self) -> None:
+        owner = self.server.owner
+        if self.path.rstrip("/") in ("/v1/models", "/models"):
+            data = [{"id": p, "object": "model", "owned_by": owner.env_id} for p in owner.policies]
+            self._json(200, {"object": "list", "data": data})
+        elif self.path == "/health":
+            self._json(200, {"status": "ok", "env": owner.env_id, "policy": owner.default})
+        else:
+            self._error(404, f"no route {self.path}")
+
+    def do_POST(self) -> None:
+        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            self._error(404, f"no route {self.path}")
+            return
+        length = int(self.headers.get("Content-Length") or 0)
+        if length <= 0 or length > MAX_BODY_BYTES:
+            self._error(400, "a JSON body is required")
+            return
+        try:
+            body = json.loads(self.rfile.read(length))
+            if not isinstance(body, dict):
+                raise ValueError("the body must be a JSON object")
+            completion = self.server.owner.complete(body)
+        except ValueError as exc:
+            self._error(400, str(exc))
+            return
+        if not body.get("stream"):
+            self._json(200, completion)
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        chunks = stream_chunks(completion)
+        include_usage = (body.get("stream_options") or {}).get("include_usage")
+        if not include_usage:
+            chunks = chunks[:-1]
+        for chunk in chunks:
+            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        self.wfile.write(b"data: [DONE]\n\n")
+        self.wfile.flush()
+        self.close_connection = True

@@ -1,0 +1,40 @@
+"""verifiers 0.4 tasksets for every registered environment (extra `[verifiers]`).
+
+verifiers resolves a taskset id such as `dirty-integration` by importing the top-level module
+`dirty_integration`, whose `__all__` must export exactly one Taskset. Each such module is one
+line (see src/dirty_integration.py) calling `export`, which builds the Taskset with the generic
+factory in `taskset.py` and adds the in-package harness, so `vf-eval` runs fully offline.
+
+How tools are served: a rollout's world (an Episode) lives in this process, in a bounded
+registry (`worlds.py`), under a random key made in `Task.setup`. One MCP server per process,
+started on first use (`tool_server.py`), serves every world at `/w/<key>/mcp`; the rollout's
+toolset points at that URL, so no process is started per rollout. The key travels only in the
+URL handed to the harness and in the rollout's State, which is never shown to the model nor
+written to traces.jsonl. The world is freed when the rollout is scored.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def module_env_id(module_name: str) -> str:
+    """`dirty_integration` -> `dirty-integration` (the registry's id for that module)."""
+    from datagauntlet.core.registry import list_envs
+
+    wanted = module_name.rsplit(".", 1)[-1]
+    for env_id in list_envs():
+        if env_id.replace("-", "_") == wanted:
+            return env_id
+    raise ValueError(f"no registered environment for module {module_name!r}")
+
+
+def export(module_name: str, namespace: dict[str, Any]) -> list[str]:
+    """Put the env's Taskset and the harness into a module's namespace; return its __all__."""
+    from datagauntlet.frontdoors.vf.harness import LoopHarness
+    from datagauntlet.frontdoors.vf.taskset import taskset_for
+
+    taskset = taskset_for(module_env_id(module_name))
+    namespace[taskset.__name__] = taskset
+    namespace[LoopHarness.__name__] = LoopHarness
+    return [taskset.__name__, LoopHarness.__name__]

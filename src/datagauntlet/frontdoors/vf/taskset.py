@@ -1,0 +1,202 @@
+"""The generic factory: one verifiers v1 Taskset per registered environment.
+
+- Config: every field of the env's config becomes a taskset field (`--env.taskset.<field>`),
+  plus `split` and `num_tasks`.
+- Scoring: one `@vf.reward` per component of the env's Score, weighted as in `env.weights`,
+  and the Score's numeric metrics as verifiers metrics. The env stays the single source of
+  truth: nothing here names a component or a weight.
+- Tools: see the package docstring; `Task.setup` makes the world, `Task.finalize` scores and
+  frees it, and a `@vf.stop` ends the rollout once the episode is done.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import dataclasses
+import functools
+import json
+import types
+import typing
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal
+
+import verifiers.v1 as vf
+from pydantic import Field, create_model
+from verifiers.v1.mcp import Toolset, ToolsetConfig
+from verifiers.v1.trace import Trace
+
+from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Task as DgTask
+from datagauntlet.core.registry import env_class
+from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.loop import max_turns_of
+from datagauntlet.frontdoors.pinned import Pinned
+from datagauntlet.frontdoors.vf.tool_server import tool_server
+from datagauntlet.frontdoors.vf.worlds import WORLDS
+
+# verifiers calls `Task.toolsets` right after `Task.setup`, in the same rollout coroutine; this
+# carries the new world's key between the two without putting it anywhere a model can read.
+_new_world: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "dg_new_world", default=None
+)
+
+RESERVED = {"id", "task", "system_prompt", "split", "num_tasks"}
+
+
+class WorldState(vf.State):
+    """Per-rollout state: never serialized into traces.jsonl, never shown to the model."""
+
+    world_key: str = ""
+    score: dict[str, Any] | None = None
+
+
+class EpisodeData(vf.TaskData):
+    env_id: str
+    env_config: dict[str, Any]
+    seed: int
+    split: str
+    index: int
+
+
+class WorldToolset(Toolset[ToolsetConfig, WorldState]):
+    """The rollout's tools: an already running server (`config.url`), so nothing is launched.
+    Bare tool names, as the env declares them."""
+
+    TOOL_PREFIX = None
+
+
+@functools.lru_cache(maxsize=64)
+def _env(env_id: str, config_json: str) -> Environment:
+    return env_class(env_id).from_kwargs(**json.loads(config_json))
+
+
+def _as_float(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return float(value)
+    if isinstance(value, (int, float)):
+        return float(value)
+    return None
+
+
+class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
+    """Behaviour shared by every env's task class; the factory adds the reward methods."""
+
+    WEIGHTS: typing.ClassVar[Mapping[str, float]] = {}
+
+    @property
+    def key(self) -> str:
+        return f"{self.data.env_id}/{self.data.id}"
+
+    def environment(self) -> Environment:
+        return _env(self.data.env_id, json.dumps(self.data.env_config, sort_keys=True))
+
+    async def setup(self, trace: Trace, runtime: Any) -> None:
+        d = self.data
+        env = self.environment()
+        worker = Pinned()
+        ep = await worker.run(env.episode, DgTask(str(d.id), d.seed, d.split, d.index))
+        key = WORLDS.put(ep, worker)
+        trace.state.world_key = key
+        _new_world.set(key)
+
+    @classmethod
+    def toolsets(cls, config: vf.TaskConfig) -> list[Toolset]:
+        key = _new_world.get()
+        if not key:
+            return []  # asked about the class, outside a rollout
+        _new_world.set(None)
+        return [WorldToolset(ToolsetConfig(url=tool_server().url_for(key)))]
+
+    @vf.stop
+    async def episode_done(self, trace: Trace) -> bool:
+        """End the rollout once the env says the episode is over (submitted, or a limit)."""
+        world = WORLDS.get(trace.state.world_key) if trace.state.world_key else None
+        return bool(world and world.ep.done)
+
+    @vf.stop
+    async def turn_limit(self, trace: Trace) -> bool:
+        """The env's own turn budget (its config's max_turns, else 30), as in `datagauntlet
+        eval`; verifiers' `--env.agent.max-turns` still applies on top."""
+        return trace.num_turns >= max_turns_of(self.environment())
+
+    async def finalize(self, trace: Trace, runtime: Any) -> None:
+        world = WORLDS.pop(trace.state.world_key) if trace.state.world_key else None
+        if world is not None:
+            try:
+                # on the episode's thread, after any straggling call (a harness killed mid-call)
+                score = await world.worker.run(world.ep.score)
+            finally:
+                world.close()
+            trace.state.score = score.as_dict()
+
+    def final_score(self, trace: Trace) -> dict[str, Any]:
+        if trace.state.score is None:  # the world never existed (setup failed)
+            return Score.zero(self.WEIGHTS).as_dict()
+        return trace.state.score
+
+    @vf.metric
+    async def env_metrics(self, trace: Trace) -> dict[str, float]:
+        metrics = self.final_score(trace)["metrics"]
+        return {k: f for k, v in metrics.items() if (f := _as_float(v)) is not None}
+
+
+def _reward(name: str, weight: float) -> Any:
+    async def reward(self: EpisodeTask, trace: Trace) -> float:
+        return float(self.final_score(trace)["components"][name]["value"])
+
+    reward.__name__ = reward.__qualname__ = name
+    reward.__doc__ = f"The env's `{name}` component (weight {weight})."
+    return vf.reward(weight=weight)(reward)
+
+
+def _camel(env_id: str) -> str:
+    return "".join(part.capitalize() for part in env_id.replace("_", "-").split("-"))
+
+
+def _config_fields(env_cls: type[Environment]) -> dict[str, Any]:
+    hints = typing.get_type_hints(env_cls.config_cls)
+    defaults = env_cls.config_cls()
+    fields: dict[str, Any] = {}
+    for f in dataclasses.fields(env_cls.config_cls):
+        if f.name in RESERVED:
+            raise ValueError(f"{env_cls.id}: config field {f.name!r} clashes with verifiers")
+        fields[f.name] = (hints[f.name], getattr(defaults, f.name))
+    fields["split"] = (Literal["train", "eval", "test"], "eval")
+    fields["num_tasks"] = (int, Field(env_cls.default_task_count, ge=1))
+    return fields
+
+
+@functools.cache
+def taskset_for(env_id: str) -> type[vf.Taskset]:
+    env_cls = env_class(env_id)
+    name = _camel(env_id)
+    module = env_id.replace("-", "_")
+    config_cls = create_model(
+        f"{name}TasksetConfig",
+        __base__=vf.TasksetConfig,
+        __module__=module,
+        **_config_fields(env_cls),
+    )
+    task_ns: dict[str, Any] = {"WEIGHTS": dict(env_cls.weights), "__module__": module}
+    for component, weight in env_cls.weights.items():
+        task_ns[component] = _reward(component, weight)
+    task_cls = type(f"{name}Task", (EpisodeTask,), task_ns)
+    env_fields = [f.name for f in dataclasses.fields(env_cls.config_cls)]
+
+    def load(self: vf.Taskset) -> Iterator[EpisodeTask]:
+        values = {k: getattr(self.config, k) for k in env_fields}
+        env = env_cls.from_kwargs(**values)
+        config = env.config.as_dict()
+        for t in env.tasks(self.config.split, self.config.num_tasks):
+            ep = env.episode(t)
+            data = EpisodeData(
+                id=t.id, name=f"{env_id} {t.id}", prompt=ep.prompt, system_prompt=ep.system_prompt,
+                env_id=env_id, env_config=config, seed=t.seed, split=t.split, index=t.index,
+            )  # fmt: skip
+            yield task_cls(data, self.config.task)
+
+    def body(ns: dict[str, Any]) -> None:
+        ns.update({"load": load, "ENV_ID": env_id, "__module__": module})
+        ns["__doc__"] = f"verifiers taskset for datagauntlet's {env_id!r} environment."
+
+    return types.new_class(f"{name}Taskset", (vf.Taskset[task_cls, config_cls],), exec_body=body)

@@ -1,0 +1,120 @@
+"""One MCP server per process serving the tools of every live world at `/w/<key>/mcp`.
+
+It runs in a daemon thread with its own event loop, so tool calls never wait on the
+evaluator's loop (nor the other way round). The world's key is read from the path by a thin
+ASGI wrapper and handed to the MCP handlers through a context variable; an unknown or freed
+key gets no tools and a refusal, never another rollout's world.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import socket
+import threading
+from typing import Any
+
+from datagauntlet.frontdoors.mcp_server import mcp_tools, tool_result
+from datagauntlet.frontdoors.vf.worlds import WORLDS, WorldRegistry
+
+_world_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("dg_world", default=None)
+
+PREFIX = "/w/"
+
+
+async def _call(registry: WorldRegistry, key: str | None, name: str, arguments: Any) -> dict:
+    world = registry.get(key) if key else None
+    if world is None:
+        return {"error": "no such episode (finished, or never started)"}
+    return await world.worker.run(world.ep.call, name, arguments)
+
+
+def build_app(registry: WorldRegistry) -> Any:
+    from mcp.server.mcpserver import MCPServer
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    class WorldsServer(MCPServer):  # type: ignore[misc]
+        async def list_tools(self) -> list[Any]:
+            key = _world_key.get()
+            world = registry.get(key) if key else None
+            return mcp_tools(world.ep.tool_specs) if world else []
+
+        async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+            key = _world_key.get()
+            return tool_result(await _call(registry, key, name, arguments))
+
+    server = WorldsServer("datagauntlet", log_level="WARNING")
+    inner = server.streamable_http_app(
+        json_response=True,
+        stateless_http=True,
+        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+    )
+
+    async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] != "http":
+            await inner(scope, receive, send)
+            return
+        path: str = scope.get("path", "")
+        key, sep, rest = path.removeprefix(PREFIX).partition("/")
+        if not path.startswith(PREFIX) or not sep or rest.rstrip("/") != "mcp":
+            body = json.dumps({"error": "not found"}).encode()
+            await send({"type": "http.response.start", "status": 404,
+                        "headers": [(b"content-type", b"application/json")]})  # fmt: skip
+            await send({"type": "http.response.body", "body": body})
+            return
+        token = _world_key.set(key)
+        try:
+            await inner({**scope, "path": "/mcp", "raw_path": b"/mcp"}, receive, send)
+        finally:
+            _world_key.reset(token)
+
+    return app
+
+
+class ToolServer:
+    """The process's server; `url_for(key)` is what a rollout's toolset points at."""
+
+    def __init__(self, registry: WorldRegistry = WORLDS, host: str = "127.0.0.1") -> None:
+        import uvicorn
+
+        self.registry = registry
+        sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        # uvicorn leaves Nagle on for sockets it is handed: a reply written in two parts would
+        # wait ~40 ms for the client's delayed ACK on every tool call.
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        sock.bind((host, 0))
+        self._sock = sock
+        self.base = f"http://{host}:{sock.getsockname()[1]}"
+        config = uvicorn.Config(build_app(registry), log_level="warning", lifespan="on")
+        self._server = uvicorn.Server(config)
+        self._thread = threading.Thread(target=self._run, name="datagauntlet-tools", daemon=True)
+        self._thread.start()
+        while not self._server.started and self._thread.is_alive():
+            self._thread.join(0.01)
+        if not self._server.started:
+            raise RuntimeError("the datagauntlet tool server did not start")
+
+    def _run(self) -> None:
+        asyncio.run(self._server.serve(sockets=[self._sock]))
+
+    def url_for(self, key: str) -> str:
+        return f"{self.base}{PREFIX}{key}/mcp"
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(timeout=10)
+
+
+_server: ToolServer | None = None
+_server_lock = threading.Lock()
+
+
+def tool_server() -> ToolServer:
+    """The process's tool server, started on first use."""
+    global _server
+    with _server_lock:
+        if _server is None:
+            _server = ToolServer()
+        return _server

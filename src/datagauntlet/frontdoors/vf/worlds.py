@@ -1,0 +1,83 @@
+"""A bounded registry of live worlds, keyed by random keys nobody can guess.
+
+Worlds are removed when their rollout is scored. A rollout that is never scored (a crash, a
+cancelled eval) must not leak: putting a world evicts those older than `max_age` seconds, then
+the oldest while more than `max_worlds` are live.
+"""
+
+from __future__ import annotations
+
+import secrets
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+from datagauntlet.core.episode import Episode
+from datagauntlet.frontdoors.pinned import Pinned
+
+MAX_WORLDS = 4096
+MAX_AGE_SECONDS = 6 * 3600.0
+
+
+@dataclass
+class World:
+    ep: Episode
+    worker: Pinned  # the episode's own thread: every call and the score run there
+    created: float
+
+    def close(self) -> None:
+        self.worker.close()
+
+
+class WorldRegistry:
+    def __init__(
+        self, max_worlds: int = MAX_WORLDS, max_age: float = MAX_AGE_SECONDS, clock: Any = None
+    ) -> None:
+        if max_worlds < 1 or max_age <= 0:
+            raise ValueError("max_worlds must be >= 1 and max_age > 0")
+        self.max_worlds = max_worlds
+        self.max_age = max_age
+        self._clock = clock or time.monotonic
+        self._worlds: OrderedDict[str, World] = OrderedDict()
+        self._lock = threading.Lock()
+        self.evicted = 0
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._worlds)
+
+    def put(self, ep: Episode, worker: Pinned) -> str:
+        """Register a world; return its key (256 random bits, URL-safe)."""
+        key = secrets.token_urlsafe(32)
+        now = self._clock()
+        with self._lock:
+            while self._worlds:
+                oldest_key, oldest = next(iter(self._worlds.items()))
+                if now - oldest.created < self.max_age and len(self._worlds) < self.max_worlds:
+                    break
+                del self._worlds[oldest_key]
+                oldest.close()
+                self.evicted += 1
+            self._worlds[key] = World(ep, worker, now)
+        return key
+
+    def get(self, key: str) -> World | None:
+        with self._lock:
+            world = self._worlds.get(key)
+            if world is not None and self._clock() - world.created >= self.max_age:
+                del self._worlds[key]
+                world.close()
+                self.evicted += 1
+                return None
+            return world
+
+    def pop(self, key: str) -> World | None:
+        """Take a world out (to score it); the caller closes it."""
+        with self._lock:
+            return self._worlds.pop(key, None)
+
+
+# One registry per process: the tool server and the tasks of every taskset share it.
+WORLDS = WorldRegistry()

@@ -1,0 +1,57 @@
+"""Every registered env has its one-line top-level module, shipped and found by verifiers."""
+
+from __future__ import annotations
+
+import importlib
+import tomllib
+from pathlib import Path
+
+import pytest
+
+import datagauntlet as dg
+
+ROOT = Path(__file__).resolve().parents[2]
+TEMPLATE = ROOT / "src" / "dirty_integration.py"
+
+
+def _module(env_id: str) -> str:
+    return env_id.replace("-", "_")
+
+
+@pytest.mark.parametrize("env_id", dg.list_envs())
+def test_every_env_has_its_one_line_module(env_id: str) -> None:
+    path = ROOT / "src" / f"{_module(env_id)}.py"
+    assert path.exists(), f"add {path.name}: a copy of {TEMPLATE.name}"
+    text = path.read_text()
+    assert text == TEMPLATE.read_text() and text.count("\n") == 1
+    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
+    assert _module(env_id) in shipped["py-modules"], "list the module in pyproject py-modules"
+
+
+@pytest.mark.parametrize("env_id", dg.list_envs())
+def test_verifiers_discovers_exactly_one_taskset_and_the_harness(env_id: str) -> None:
+    vf = pytest.importorskip("verifiers.v1")
+    from verifiers.v1.utils.loaders import default_harness_id, harness_class, taskset_class
+
+    from datagauntlet.frontdoors.vf.harness import LoopHarness
+
+    module = importlib.import_module(_module(env_id))
+    assert len(module.__all__) == 2
+    taskset = taskset_class(env_id)
+    assert env_id == taskset.ENV_ID
+    assert default_harness_id(env_id) == env_id and harness_class(env_id) is LoopHarness
+    env = vf.load_environment(vf.resolve_env_config({"taskset": {"id": env_id, "num_tasks": 2}}))
+    tasks = list(env.taskset)
+    expected = dg.make(env_id).tasks("eval", 2)
+    assert [t.data.id for t in tasks] == [t.id for t in expected]
+    assert [t.data.seed for t in tasks] == [t.seed for t in expected]
+    ep = dg.make(env_id).episode(expected[0])
+    assert tasks[0].data.prompt == ep.prompt and tasks[0].data.system_prompt == ep.system_prompt
+
+
+def test_a_module_for_an_unregistered_id_fails_loudly() -> None:
+    pytest.importorskip("verifiers.v1")
+    from datagauntlet.frontdoors.vf import module_env_id
+
+    with pytest.raises(ValueError, match="no registered environment"):
+        module_env_id("not_an_env")
