@@ -42,7 +42,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from datagauntlet.cli.options import build_env
+    from datagauntlet.cli.options import build_env, table_console
     from datagauntlet.core.registry import list_envs, make
     from datagauntlet.core.report import config_label, markdown_table
     from datagauntlet.core.runner import calibrate, calibration_size
@@ -52,9 +52,7 @@ def run(args: argparse.Namespace) -> int:
     env_ids = args.env or list_envs()
     if args.config and len(env_ids) != 1:
         raise ValueError("KEY=VALUE config needs exactly one --env")
-    console = Console(stderr=args.json or args.markdown)
-    if not console.is_terminal:
-        console.width = max(console.width, 140)  # logs and pipes: don't squeeze the table
+    console = table_console(stderr=args.json or args.markdown)
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
         total = calibration_size(env, args.seeds, args.policy, args.split)

@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.cli.options import add_config_argument
+from datagauntlet.cli.options import add_config_argument, table_console
 
 NAME = "eval"
 HELP = (
@@ -152,7 +152,6 @@ def run(args: argparse.Namespace) -> int:
 def _print_table(
     summary: dict[str, Any], weights: Mapping[str, float], out: Path, changed: dict[str, Any]
 ) -> None:
-    from rich.console import Console
     from rich.table import Table
 
     from datagauntlet.core.report import config_label
@@ -176,4 +175,4 @@ def _print_table(
     row += [f"{summary['components'][k]:.3f}" for k in weights]
     row.append(f"{summary['mean_turns']:.1f}")
     table.add_row(*row)
-    Console().print(table)
+    table_console().print(table)

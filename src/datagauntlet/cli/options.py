@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from typing import Any
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
@@ -50,3 +51,13 @@ def resolve_task(env: Environment, seed: int, split: str) -> Task:
     if seed < 0:
         raise ValueError("--seed must be >= 0")
     return env.tasks(split, 1, start=seed)[0]
+
+
+def table_console(stderr: bool = False) -> Any:
+    """A rich console that does not squeeze tables into 80 columns when output is piped."""
+    from rich.console import Console
+
+    console = Console(stderr=stderr)
+    if not console.is_terminal:
+        console.width = max(console.width, 140)
+    return console
