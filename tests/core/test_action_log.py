@@ -38,3 +38,16 @@ def test_dropping_or_reordering_breaks_the_chain() -> None:
     log = _log()
     log.entries[1], log.entries[2] = log.entries[2], log.entries[1]
     assert not log.chain_intact()
+
+
+def test_editing_arguments_breaks_the_chain() -> None:
+    log = _log()
+    log.entries[3].args["i"] = 99  # what the agent sent is rewritten after the fact
+    assert not log.chain_intact()
+
+
+def test_arguments_text_given_at_open_must_match() -> None:
+    log = ActionLog()
+    e = log.open_entry("tool", {"a": 1}, '{"a":2}')  # a caller passing the wrong text is caught
+    log.close_entry(e, True, "ok")
+    assert not log.chain_intact()

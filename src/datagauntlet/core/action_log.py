@@ -18,9 +18,21 @@ def canonical_json(value: Any) -> str:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
 
 
-def _digest(body: dict[str, Any]) -> str:
+def strict_canonical_json(value: Any) -> str:
+    """canonical_json of plain JSON only: raises ValueError for NaN, Infinity, non-JSON types
+    or nesting too deep. For plain JSON the text is the same as canonical_json's."""
+    try:
+        return json.dumps(
+            value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        )
+    except (TypeError, RecursionError) as exc:
+        raise ValueError(str(exc) or type(exc).__name__) from None
+
+
+def _digest(entry: Entry, args_json: str) -> str:
+    head = canonical_json({k: v for k, v in entry.body().items() if k != "args"})
     # surrogatepass: a lone surrogate an agent sent (legal in JSON text) must not crash the log.
-    return hashlib.sha256(canonical_json(body).encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(f"{head}\n{args_json}".encode("utf-8", "surrogatepass")).hexdigest()
 
 
 @dataclass
@@ -34,6 +46,9 @@ class Entry:
     hash: str = ""
     # Env-specific facts about the call (e.g. tables a query read); part of the hashed body.
     detail: dict[str, Any] = field(default_factory=dict)
+    # The arguments' canonical text, made once per call: a large submission is serialised once,
+    # not at every hash. chain_intact re-derives it from `args`.
+    args_json: str = field(default="", repr=False, compare=False)
 
     def body(self) -> dict[str, Any]:
         return {
@@ -63,10 +78,12 @@ class ActionLog:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def open_entry(self, tool: str, args: Any) -> Entry:
+    def open_entry(self, tool: str, args: Any, args_json: str | None = None) -> Entry:
+        """`args_json`, when given, must be canonical_json(args) (saves serialising twice)."""
         prev = self.entries[-1].hash if self.entries else GENESIS
-        entry = Entry(len(self.entries), tool, args, False, "pending", prev)
-        entry.hash = _digest(entry.body())
+        text = canonical_json(args) if args_json is None else args_json
+        entry = Entry(len(self.entries), tool, args, False, "pending", prev, args_json=text)
+        entry.hash = _digest(entry, text)
         self.entries.append(entry)
         return entry
 
@@ -79,7 +96,7 @@ class ActionLog:
         entry.summary = summary
         if detail:
             entry.detail = detail
-        entry.hash = _digest(entry.body())
+        entry.hash = _digest(entry, entry.args_json)
 
     def executed(self, tool: str | None = None) -> list[Entry]:
         return [e for e in self.entries if e.executed and (tool is None or e.tool == tool)]
@@ -87,7 +104,8 @@ class ActionLog:
     def chain_intact(self) -> bool:
         prev = GENESIS
         for i, entry in enumerate(self.entries):
-            if entry.seq != i or entry.prev_hash != prev or entry.hash != _digest(entry.body()):
+            digest = _digest(entry, canonical_json(entry.args))
+            if entry.seq != i or entry.prev_hash != prev or entry.hash != digest:
                 return False
             prev = entry.hash
         return True

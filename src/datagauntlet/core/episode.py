@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from datagauntlet.core.action_log import ActionLog, canonical_json
+from datagauntlet.core.action_log import ActionLog, canonical_json, strict_canonical_json
 from datagauntlet.core.score import Score
 from datagauntlet.core.tools import Tool, check_arguments
 
@@ -95,15 +95,15 @@ class Episode(ABC):
     def _call(self, name: Any, args: Any) -> dict[str, Any]:
         if args is None:
             args = {}
-        from_text = isinstance(args, str)
-        if from_text:
+        if isinstance(args, str):
             try:
                 args = loads_strict(args) if args.strip() else {}
             except ValueError as exc:
                 return self._refuse(str(name), args, f"arguments are not valid JSON: {exc}")
         tool_name = name if isinstance(name, str) else repr(name)
-        # Parsed text is plain JSON by construction; in-process arguments are checked.
-        if not from_text and not _jsonable(args):
+        try:  # serialised once: the check that arguments are plain JSON, and the log's text
+            args_json = strict_canonical_json(args)
+        except ValueError:
             return self._refuse(
                 tool_name, args, "arguments must be plain JSON: no NaN, Infinity or deep nesting"
             )
@@ -119,7 +119,7 @@ class Episode(ABC):
         problem = check_arguments(tool, args)
         if problem:
             return self._refuse(tool_name, args, f"{tool_name}: {problem}")
-        entry = self.log.open_entry(tool_name, args)
+        entry = self.log.open_entry(tool_name, args, args_json)
         self._detail = {}
         handler: Callable[..., dict[str, Any]] = getattr(self, f"tool_{tool_name}")
         try:
