@@ -24,7 +24,7 @@ from datagauntlet.envs.dataclean.program import (
 MB = 1_000_000
 BOUND_SECONDS = 0.1  # generous: a rejection takes about a millisecond
 # Through the tool door the arguments are also logged and hashed: cost grows with their size
-# (about 0.25 s for a 200,000-entry map, a 4 MB payload), so this bound is looser, with room
+# (about 0.08 s for a 200,000-entry map, a 4 MB payload), so this bound is looser, with room
 # for a loaded CI machine: it guards against blow-ups, not small slowdowns.
 DOOR_BOUND_SECONDS = 2.0
 
