@@ -1,10 +1,13 @@
 """Front-door speed: verifiers overhead per rollout, and `datagauntlet eval` at 256 at once.
 
-    .venv/bin/python benchmarks/bench_frontdoors.py [--rollouts 20] [--eval-rollouts 512]
+    .venv/bin/python benchmarks/bench_frontdoors.py [--env ID] [--rollouts 20] [--eval-rollouts 512]
+        [--skip-eval] [--skip-vf]
 
 1. verifiers path: rollouts through `vf.Agent` with the in-package harness and the in-process
    tool server, against the scripted model running in its own process. Overhead = a rollout's
-   wall time minus the time verifiers records for model calls. Compared with the alternative
+   wall time minus the time verifiers records for model calls. Measured with the harness's
+   default (it calls this process's worlds directly) and with every tool call over MCP (as any
+   other harness makes them). Compared with the alternative
    of one tool-server process per rollout (verifiers' default placement), timed by launching
    such a toolset through verifiers' own `serve()`.
 2. `datagauntlet eval --concurrency 256` against the scripted model: rollouts per second,
@@ -43,7 +46,7 @@ def pct(values: list[float], q: float) -> float:
 
 
 async def vf_rollouts(
-    env_id: str, base_url: str, n: int, concurrency: int
+    env_id: str, base_url: str, n: int, concurrency: int, in_process_tools: bool = True
 ) -> tuple[list[Any], float]:
     import verifiers.v1 as vf
 
@@ -55,7 +58,7 @@ async def vf_rollouts(
         vf.AgentConfig(
             model="careful",
             client=vf.EvalClientConfig(base_url=base_url, api_key_var="DG_NO_KEY"),
-            harness={"id": env_id},
+            harness={"id": env_id, "in_process_tools": in_process_tools},
             runtime=vf.SubprocessConfig(),
             max_turns=1000,
         )
@@ -172,18 +175,22 @@ def main() -> None:
     parser.add_argument("--eval-rollouts", type=int, default=512)
     parser.add_argument("--concurrency", type=int, default=256)
     parser.add_argument("--skip-vf", action="store_true")
+    parser.add_argument("--skip-eval", action="store_true", help="skip the 256-at-once eval part")
     args = parser.parse_args()
 
     proc, base_url = start_mock(args.env)
     try:
         report: dict[str, Any] = {"env": args.env}
         # First, while this process is small: a forked child's peak memory counts the parent's.
-        report["eval_at_scale"] = eval_at_scale(
-            args.env, base_url, args.eval_rollouts, args.concurrency
-        )
+        if not args.skip_eval:
+            report["eval_at_scale"] = eval_at_scale(
+                args.env, base_url, args.eval_rollouts, args.concurrency
+            )
         if not args.skip_vf:
             seq = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 1))
             report["verifiers_sequential"] = overhead_rows(seq)
+            mcp = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 1, False))
+            report["verifiers_sequential_tools_over_mcp"] = overhead_rows(mcp)
             par = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 8))
             report["verifiers_concurrency_8"] = overhead_rows(par)
             launches = asyncio.run(process_launch_seconds(args.launches))

@@ -29,9 +29,21 @@ def vf_eval() -> str:
     return found
 
 
-@pytest.mark.parametrize("env_id", dg.list_envs())
+# the option that keeps every tool call of the default harness on MCP, as the README gives it
+OVER_MCP = [
+    "--env.agent.harness.id",
+    "dirty-integration",
+    "--env.agent.harness.in-process-tools",
+    "false",
+]
+
+
+@pytest.mark.parametrize(
+    ("env_id", "options"),
+    [(env_id, []) for env_id in dg.list_envs()] + [("dirty-integration", OVER_MCP)],
+)
 def test_vf_eval_rewards_equal_in_process_scores(
-    env_id: str, mock_model: Any, tmp_path: Path
+    env_id: str, options: list[str], mock_model: Any, tmp_path: Path
 ) -> None:
     pytest.importorskip("verifiers")
     env = dg.make(env_id)
@@ -43,7 +55,7 @@ def test_vf_eval_rewards_equal_in_process_scores(
         vf_eval(), env_id, "-n", str(N_TASKS), "-r", "1", "-m", policy,
         "--client.base-url", server.base_url, "--env.agent.runtime.type", "subprocess",
         "--env.agent.max-turns", "1000", "--no-push", "--no-rich",
-        "-o", str(out), "--run.name", "e2e",
+        "-o", str(out), "--run.name", "e2e", *options,
     ]  # fmt: skip
     if "max_turns" in env.config.as_dict():
         cmd += ["--env.taskset.max-turns", "1000"]  # in-process play has no turn budget

@@ -16,18 +16,31 @@ import threading
 from typing import Any
 
 from datagauntlet.frontdoors.mcp_server import mcp_tools, tool_result
-from datagauntlet.frontdoors.vf.worlds import WORLDS, WorldRegistry
+from datagauntlet.frontdoors.vf.worlds import WORLDS, World, WorldRegistry
 
 _world_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("dg_world", default=None)
 
 PREFIX = "/w/"
 
 
-async def _call(registry: WorldRegistry, key: str | None, name: str, arguments: Any) -> dict:
+async def call_world(
+    registry: WorldRegistry, key: str | None, name: str, arguments: Any
+) -> dict[str, Any]:
+    """A tool call on the world under `key`, on the episode's own thread."""
     world = registry.get(key) if key else None
     if world is None:
         return {"error": "no such episode (finished, or never started)"}
     return await world.worker.run(world.ep.call, name, arguments)
+
+
+def world_tools(world: World | None) -> list[Any]:
+    """The world's MCP tool list, built once: the SDK lists the tools again for every
+    tools/call, to check the call's Mcp-Param headers against the tool's schema."""
+    if world is None:
+        return []
+    if world.mcp_tools is None:
+        world.mcp_tools = mcp_tools(world.ep.tool_specs)
+    return world.mcp_tools
 
 
 def build_app(registry: WorldRegistry) -> Any:
@@ -37,12 +50,11 @@ def build_app(registry: WorldRegistry) -> Any:
     class WorldsServer(MCPServer):  # type: ignore[misc]
         async def list_tools(self) -> list[Any]:
             key = _world_key.get()
-            world = registry.get(key) if key else None
-            return mcp_tools(world.ep.tool_specs) if world else []
+            return world_tools(registry.get(key) if key else None)
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             key = _world_key.get()
-            return tool_result(await _call(registry, key, name, arguments))
+            return tool_result(await call_world(registry, key, name, arguments))
 
     server = WorldsServer("datagauntlet", log_level="WARNING")
     inner = server.streamable_http_app(
@@ -102,6 +114,14 @@ class ToolServer:
     def url_for(self, key: str) -> str:
         return f"{self.base}{PREFIX}{key}/mcp"
 
+    def key_of(self, url: str) -> str | None:
+        """The world key in a URL made by `url_for`; None for any other URL."""
+        head = f"{self.base}{PREFIX}"
+        if not url.startswith(head) or not url.endswith("/mcp"):
+            return None
+        key = url[len(head) : -len("/mcp")]
+        return key if key and "/" not in key else None
+
     def stop(self) -> None:
         self._server.should_exit = True
         self._thread.join(timeout=10)
@@ -109,6 +129,12 @@ class ToolServer:
 
 _server: ToolServer | None = None
 _server_lock = threading.Lock()
+
+
+def running_tool_server() -> ToolServer | None:
+    """The process's tool server if it has been started, without starting it."""
+    with _server_lock:
+        return _server
 
 
 def tool_server() -> ToolServer:

@@ -11,7 +11,7 @@ import secrets
 import threading
 import time
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from datagauntlet.core.episode import Episode
@@ -26,6 +26,8 @@ class World:
     ep: Episode
     worker: Pinned  # the episode's own thread: every call and the score run there
     created: float
+    # the MCP tool list, built on first use (tool_server.world_tools)
+    mcp_tools: list[Any] | None = field(default=None, repr=False)
 
     def close(self) -> None:
         self.worker.close()
