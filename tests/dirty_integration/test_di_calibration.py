@@ -31,3 +31,33 @@ def test_budget_discipline_is_load_bearing_on_hostile() -> None:
     hostile = next(r for r in rows if r.config == {"profile": "hostile"})
     assert hostile.components["completeness"] > 0.95
     assert hostile.components["budget_discipline"] < 0.8
+
+
+def test_readme_fault_table_matches_the_profiles() -> None:
+    import re
+    from pathlib import Path
+
+    from datagauntlet.envs.dirty_integration.config import PROFILES
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+
+    def shown(rate: float) -> str:
+        return "every response" if rate == 1.0 else f"{round(rate * 100)}%"
+
+    rows = {
+        "cursor repeat": "cursor_repeat",
+        "inflated total": "inflate_total",
+        "type drift": "type_drift",
+        "timeout": "timeout",
+    }
+    for label, field in rows.items():
+        line = re.search(rf"^\| {label} \|.*$", readme, re.M)
+        assert line, label
+        cells = [c.strip() for c in line[0].strip("|").split("|")]
+        expected = [shown(getattr(PROFILES[p], field)) for p in ("realistic", "hostile")]
+        assert cells[-2:] == expected, (label, cells)
+    quota = re.search(r"^\| quota \|.*$", readme, re.M)
+    assert quota
+    factors = [f"{PROFILES[p].quota_factor:.1f} x pages" for p in ("realistic", "hostile")]
+    assert [c.strip() for c in quota[0].strip("|").split("|")][-2:] == factors
+    assert PROFILES["clean"].quota_factor is None

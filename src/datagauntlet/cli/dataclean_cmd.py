@@ -101,12 +101,10 @@ def _read_program(path: str, limit: int) -> str:
     try:
         with open(path, "rb") as fh:
             data = fh.read(limit + 1)
-    except FileNotFoundError:
-        raise ValueError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise ValueError(f"{path} is a directory, not a program file") from None
-    except PermissionError:
-        raise ValueError(f"{path}: permission denied") from None
+    except OSError as exc:
+        from datagauntlet.envs.dataclean.csvio import unreadable
+
+        raise ValueError(unreadable(path, exc, "a program file")) from None
     if len(data) > limit:
         raise ValueError(f"{path} is larger than {limit} bytes; a program is far smaller")
     try:

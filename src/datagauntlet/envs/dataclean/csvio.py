@@ -20,6 +20,17 @@ class CsvError(ValueError):
     """The file cannot be read as a table; the message names the file and the line."""
 
 
+def unreadable(path: str | Path, exc: OSError, what: str) -> str:
+    """Why a file cannot be opened, in words (shared by the CSV and program readers)."""
+    if isinstance(exc, FileNotFoundError):
+        return f"{path}: no such file"
+    if isinstance(exc, IsADirectoryError):
+        return f"{path} is a directory, not {what}"
+    if isinstance(exc, PermissionError):
+        return f"{path}: permission denied"
+    return f"{path}: cannot be read ({exc.strerror or exc})"
+
+
 def read_csv(path: str | Path) -> Table:
     path = Path(path)
     try:
@@ -40,12 +51,8 @@ def read_csv(path: str | Path) -> Table:
                         f"but the header has {len(header)}"
                     )
                 rows.append(row)
-    except FileNotFoundError:
-        raise CsvError(f"{path}: no such file") from None
-    except IsADirectoryError:
-        raise CsvError(f"{path} is a directory, not a CSV file") from None
-    except PermissionError:
-        raise CsvError(f"{path}: permission denied") from None
+    except OSError as exc:
+        raise CsvError(unreadable(path, exc, "a CSV file")) from None
     except UnicodeDecodeError as exc:
         raise CsvError(f"{path} is not UTF-8 text (byte offset {exc.start})") from None
     except csv.Error as exc:
