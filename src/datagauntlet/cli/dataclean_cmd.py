@@ -49,8 +49,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.dataclean_command != "apply":
-        args.dataclean_parser.print_help(sys.stderr)
-        return 2
+        args.dataclean_parser.error("give a subcommand: apply")
     from datagauntlet.envs.dataclean.csvio import read_csv, write_csv
     from datagauntlet.envs.dataclean.engine import run_program
     from datagauntlet.envs.dataclean.families import PRIMARY_KEY, PROTECTED_COLUMNS
