@@ -72,6 +72,9 @@ def main(argv: list[str] | None = None) -> int:
     except ValueError as exc:  # bad config or arguments: a clear message, not a traceback
         print(f"datagauntlet {args.command}: error: {one_line(exc)}", file=sys.stderr)
         return 2
+    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+        _silence_stdout()
+        return 141
     except OSError as exc:  # a file or address the user named cannot be used
         where = f": {exc.filename}" if exc.filename else ""
         print(
@@ -81,6 +84,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":
