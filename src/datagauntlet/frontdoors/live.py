@@ -56,7 +56,7 @@ class LiveEpisode:
         self.tool_specs: list[dict[str, Any]] = ep.tool_specs
         self.system_prompt: str = ep.system_prompt
         self.prompt: str = ep.prompt
-        self.reads_final_answer: bool = bool(getattr(ep, "reads_final_answer", False))
+        self.reads_final_answer: bool = ep.reads_final_answer
         self._final: Score | None = None
         self._closed = False
         self._lock = threading.Lock()  # orders "submit a step" against "close"
