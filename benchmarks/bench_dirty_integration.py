@@ -78,8 +78,9 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         report.add(f"runner, {workers} worker(s)", 3 * 600 / elapsed, "episodes/s")
 
-    server = env.http_server(task)
-    server.start()
+    from datagauntlet.frontdoors.serve import EpisodeHttpServer
+
+    server = EpisodeHttpServer.open(env, task).start()
     try:
         n = 300
         start = time.perf_counter()
@@ -88,8 +89,7 @@ def main() -> None:
                 resp.read()
         http_ms = (time.perf_counter() - start) / n * 1000
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
     report.add("HTTP GET /score round trip", http_ms, "ms", raw_round_trip_ms(n), "bare socket")
     report.show()
 

@@ -29,10 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from datagauntlet.frontdoors.serve import EpisodeHttpServer
+
     env = build_env(args.env, args.config)
     task = resolve_task(env, args.seed, args.split)
     try:
-        server = env.http_server(task, args.port)
+        server = EpisodeHttpServer.open(env, task, port=args.port)
     except OSError as exc:
         from datagauntlet.frontdoors.http_json import listen_error
 
@@ -43,5 +45,5 @@ def run(args: argparse.Namespace) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        server.close()
     return 0

@@ -21,9 +21,9 @@ from typing import Any
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
 from datagauntlet.frontdoors.models import error_kind
-from datagauntlet.frontdoors.pinned import Pinned
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -158,6 +158,7 @@ def _record(
         "seconds": round(seconds, 3),
         "error": _error_text(error) if error else None,
         "error_kind": error_kind(error) if error else None,
+        "final_answer": loop.final_answer,
         "messages": loop.messages,
     }
 
@@ -168,10 +169,10 @@ async def play_rollout(
     """One rollout; any failure becomes a failed record (reward 0, error kept), never a raise."""
     start = time.perf_counter()
     loop = LoopResult(messages=[])
-    worker = Pinned()
+    live: LiveEpisode | None = None
     try:
-        ep = await worker.run(env.episode, task)
-        playing = run_loop(ep, model, max_turns_of(env, spec.max_turns), loop, worker)
+        live = await LiveEpisode.open(env, task)
+        playing = run_loop(live, model, max_turns_of(env, spec.max_turns), loop)
         try:
             await asyncio.wait_for(playing, spec.rollout_timeout)
         except TimeoutError:
@@ -179,10 +180,13 @@ async def play_rollout(
                 f"the rollout went over its deadline ({spec.rollout_timeout:g} s) "
                 f"after {loop.turns} turns"
             ) from None
-        score = await worker.run(ep.score)
+        score = await live.score()
     except Exception as exc:
         zero = Score.zero(env.weights)
         return _record(env, spec, task, rollout, loop, zero, time.perf_counter() - start, exc)
+    finally:
+        if live is not None:
+            await live.close()
     return _record(env, spec, task, rollout, loop, score, time.perf_counter() - start)
 
 
