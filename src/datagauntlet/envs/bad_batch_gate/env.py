@@ -15,14 +15,14 @@ from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode, Extend
 from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
 from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.registration import REGISTRATION
 
 
 class BadBatchGateEnv(Environment):
-    id = "bad-batch-gate"
+    registration = REGISTRATION
     config_cls = BadBatchGateConfig
     weights = WEIGHTS
     metric_names = METRICS
-    reference = "careful"
     attackers = tuple(ATTACKERS)
     default_task_count = SPLIT_SIZES["eval"]
 

@@ -10,16 +10,16 @@ from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.episode import DatacleanEpisode
 from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dataclean.policies import POLICIES
+from datagauntlet.envs.dataclean.registration import REGISTRATION
 
 CALIBRATION_FAMILIES = ("crm", "orders", "inventory")
 
 
 class DatacleanEnv(Environment):
-    id = "dataclean"
+    registration = REGISTRATION
     config_cls = DatacleanConfig
     weights = WEIGHTS
     metric_names = METRICS
-    reference = "oracle"
     default_task_count = 40
 
     def episode(self, task: Task) -> DatacleanEpisode:

@@ -14,7 +14,6 @@ from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
-from datagauntlet.envs.dataclean.final_answer import PROGRAM_REPLY
 from datagauntlet.envs.dataclean.generator import World, generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.program import (
@@ -98,7 +97,6 @@ def _preview_description(ep: DatacleanEpisode) -> str:
 
 class DatacleanEpisode(Episode[DatacleanConfig]):
     TOOL_ORDER: ClassVar[tuple[str, ...]] = ("read_table", "submit_program", "preview_program")
-    FINAL_ANSWER = PROGRAM_REPLY
 
     def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
@@ -108,10 +106,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys
         )
-        # max_turns counts executed calls; this backstop also bounds a loop of refused ones.
-        self.max_calls = 10 * config.max_turns + 100
         self.previews_used = 0
-        self.executed_calls = 0
         self.submitted: list[Any] | None = None
         self.output: Table | None = None
         self.invalid_reason = "no program submitted"
@@ -138,15 +133,6 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
         return "\n".join(parts)
 
     # --- tools -----------------------------------------------------------------------------
-    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
-        before = len(self.log)
-        result = super().call(name, args)
-        if len(self.log) > before and self.log.entries[-1].executed:
-            self.executed_calls += 1
-        if not self.done and self.executed_calls >= self.config.max_turns:
-            self.finish("turn limit")
-        return result
-
     @tool(
         "Read rows of the corrupted table as JSON objects (at most "
         f"{READ_LIMIT} per call). Rows are in file order; duplicates included.",
@@ -215,6 +201,17 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
         }
 
     # --- grading ---------------------------------------------------------------------------
+    def world_content(self) -> dict[str, Any]:
+        w = self.world
+        return {
+            "family": w.family.id,
+            "truth": [list(w.truth.columns), w.truth.data],
+            "dirty": [list(w.dirty.columns), w.dirty.data],
+            "aliases": w.task_aliases,
+            "date_order": w.date_order,
+            "batch": w.batch,
+        }
+
     def _grade(self) -> Score:
         editable = [c.name for c in self.world.family.editable]
         length = len(self.submitted) if isinstance(self.submitted, list) else 0

@@ -61,7 +61,6 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
         self.world = World(task.seed, self.config)
         self.api = Api(self.world)
         self.submission: list[dict[str, Any]] | None = None
-        self.max_calls = 4 * (self.world.quota or self.world.pages_needed) + 100
 
     @property
     def system_prompt(self) -> str:
@@ -96,6 +95,14 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
         self.submission = [{"id": r["id"], "amount": r["amount"]} for r in records]
         self.finish("submitted")
         return {"status": "accepted", "records_received": len(records)}
+
+    def world_content(self) -> dict[str, Any]:
+        w = self.world
+        return {
+            "records": [[r.id, r.amount, r.customer, r.created_at] for r in w.records],
+            "cursors": w.cursors,
+            "quota": w.quota,
+        }
 
     def _grade(self) -> Score:
         return grade(self.world, self.api, self.submission, self.calls)
