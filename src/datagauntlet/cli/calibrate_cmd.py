@@ -75,7 +75,8 @@ def run(args: argparse.Namespace) -> int:
                 args.policy,
             )
         if args.json:
-            print(json.dumps({"env": env_id, "rows": [r.as_dict() for r in rows]}, sort_keys=True))
+            out = {"env": env_id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
+            print(json.dumps(out, sort_keys=True))
             continue
         if args.markdown:
             print(f"### {env_id}\n\n{markdown_table(rows)}\n")

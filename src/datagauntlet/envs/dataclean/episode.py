@@ -87,6 +87,23 @@ _READ_PARAMS = params(
 )
 
 
+def prompt_of(world: World) -> str:
+    """The task's prompt: the cleaning policy and the table (inline when it is small)."""
+    dirty = world.dirty
+    parts = [
+        world.policy_text,
+        "",
+        f"Columns: {', '.join(dirty.columns)}. The table has {len(dirty)} rows.",
+    ]
+    if len(dirty) <= INLINE_ROWS:
+        rows = "\n".join(json.dumps(r, ensure_ascii=False) for r in dirty.records())
+        parts += ["The table, one JSON row per line:", rows]
+    else:
+        parts.append("Read it with read_table.")
+    parts.append("Write the program that cleans it and submit it with submit_program.")
+    return "\n".join(parts)
+
+
 def _preview_description(ep: DatacleanEpisode) -> str:
     return (
         f"Run a program on the table without submitting it ({ep.config.previews} previews per "
@@ -118,19 +135,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
 
     @property
     def prompt(self) -> str:
-        dirty = self.world.dirty
-        parts = [
-            self.world.policy_text,
-            "",
-            f"Columns: {', '.join(dirty.columns)}. The table has {len(dirty)} rows.",
-        ]
-        if len(dirty) <= INLINE_ROWS:
-            rows = "\n".join(json.dumps(r, ensure_ascii=False) for r in dirty.records())
-            parts += ["The table, one JSON row per line:", rows]
-        else:
-            parts.append("Read it with read_table.")
-        parts.append("Write the program that cleans it and submit it with submit_program.")
-        return "\n".join(parts)
+        return prompt_of(self.world)
 
     # --- tools -----------------------------------------------------------------------------
     @tool(
