@@ -10,7 +10,7 @@ from datagauntlet.core.episode import Task
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.episode import SYSTEM_PROMPT, DatacleanEpisode, prompt_of
-from datagauntlet.envs.dataclean.generator import World, generate
+from datagauntlet.envs.dataclean.generator import CleaningTask, generate
 from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dataclean.policies import POLICIES
 from datagauntlet.envs.dataclean.registration import REGISTRATION
@@ -33,7 +33,7 @@ class DatacleanEnv(Environment):
     def task_metadata(self, task: Task) -> dict[str, Any]:
         return self._metadata(generate(task.seed, self.config))
 
-    def _metadata(self, world: World) -> dict[str, Any]:
+    def _metadata(self, world: CleaningTask) -> dict[str, Any]:
         return {"family": world.family.id, "rows": len(world.dirty)}
 
     def report_tables(self) -> dict[str, Callable[[], str]]:

@@ -14,7 +14,7 @@ from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
-from datagauntlet.envs.dataclean.generator import World, generate
+from datagauntlet.envs.dataclean.generator import CleaningTask, generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.program import (
     MAX_MAP_ENTRIES,
@@ -87,7 +87,7 @@ _READ_PARAMS = params(
 )
 
 
-def prompt_of(world: World) -> str:
+def prompt_of(world: CleaningTask) -> str:
     """The task's prompt: the cleaning policy and the table (inline when it is small)."""
     dirty = world.dirty
     parts = [
@@ -118,7 +118,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
     def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
         config = self.config
-        self.world: World = generate(task.seed, config)
+        self.world: CleaningTask = generate(task.seed, config)
         family = self.world.family
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys
