@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/datagauntlet calibrate
+	$(BIN)/datagauntlet calibrate --report runs/report.html
 
 test: $(STAMP)
 	$(BIN)/ruff check .
