@@ -21,12 +21,13 @@ BODIES = 50
 RSS_LIMIT_MB = 300
 
 
-def _rss_mb(pid: int) -> float:
+def _rss_mb(pid: int, field: str = "VmRSS") -> float:
+    """Resident memory now (VmRSS) or at its peak so far (VmHWM), in MB."""
     with open(f"/proc/{pid}/status") as fh:
         for line in fh:
-            if line.startswith("VmRSS:"):
+            if line.startswith(f"{field}:"):
                 return int(line.split()[1]) / 1024
-    raise AssertionError("no VmRSS")
+    raise AssertionError(f"no {field}")
 
 
 def _body(valid: bool) -> bytes:
@@ -50,18 +51,22 @@ def _post(port: int, body: bytes) -> int:
         conn.close()
 
 
-@pytest.mark.timeout(280)
-def test_fifty_refused_24_mb_bodies_keep_the_server_small() -> None:
-    bad = _body(valid=False)
-    assert 23e6 < len(bad) < 26e6
+def _serve() -> tuple[subprocess.Popen[str], int]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "datagauntlet.cli.main", "serve", "dirty-integration",
          "--port", "0", "num_records=5"],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
+    assert proc.stdout is not None
+    return proc, int(proc.stdout.readline().split(" at ")[1].split()[0].rsplit(":", 1)[1])
+
+
+@pytest.mark.timeout(280)
+def test_fifty_refused_24_mb_bodies_keep_the_server_small() -> None:
+    bad = _body(valid=False)
+    assert 23e6 < len(bad) < 26e6
+    proc, port = _serve()
     try:
-        assert proc.stdout is not None
-        port = int(proc.stdout.readline().split(" at ")[1].split()[0].rsplit(":", 1)[1])
         peak = 0.0
         statuses = []
         start = time.monotonic()
@@ -69,13 +74,33 @@ def test_fifty_refused_24_mb_bodies_keep_the_server_small() -> None:
             if i == BODIES // 2:  # end the episode: the rest are refused as over (409)
                 statuses.append(_post(port, b'{"records": []}'))
             statuses.append(_post(port, bad))
-            peak = max(peak, _rss_mb(proc.pid))
+            peak = max(peak, _rss_mb(proc.pid, "VmHWM"))
         took = time.monotonic() - start
         after = _rss_mb(proc.pid)
         print(f"\nRSS after {BODIES} refused 24 MB bodies: {after:.0f} MB, peak {peak:.0f} MB, "
               f"{took:.0f} s")  # fmt: skip
         assert statuses.count(400) == BODIES // 2 and statuses.count(409) == BODIES - BODIES // 2
         assert peak < RSS_LIMIT_MB and after < RSS_LIMIT_MB
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert "Traceback" not in err
+
+
+@pytest.mark.timeout(280)
+def test_six_concurrent_24_mb_bodies_wait_their_turn() -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    bad = _body(valid=False)
+    proc, port = _serve()
+    try:
+        statuses: list[int] = []
+        with ThreadPoolExecutor(6) as pool:
+            for _ in range(3):  # three rounds of six at once
+                statuses += pool.map(lambda _: _post(port, bad), range(6))
+        peak = _rss_mb(proc.pid, "VmHWM")
+        print(f"\npeak RSS over 3 rounds of 6 concurrent 24 MB bodies: {peak:.0f} MB")
+        assert statuses == [400] * 18 and peak < RSS_LIMIT_MB
     finally:
         proc.terminate()
         _, err = proc.communicate(timeout=20)

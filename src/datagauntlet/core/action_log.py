@@ -29,6 +29,14 @@ def strict_canonical_json(value: Any) -> str:
         raise ValueError(str(exc) or type(exc).__name__) from None
 
 
+def text_sha256(text: str, chunk: int = 1 << 20) -> str:
+    """sha256 of `text` as UTF-8, encoded a slice at a time (no second copy of a large text)."""
+    digest = hashlib.sha256()
+    for start in range(0, len(text), chunk):
+        digest.update(text[start : start + chunk].encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
 def bounded_args(args: Any, text: str, limit: int) -> Any:
     """`args` itself when its canonical `text` is at most `limit` characters; else a stand-in
     that commits to it: a capped prefix, the full length and a sha256 of the text.
@@ -41,7 +49,7 @@ def bounded_args(args: Any, text: str, limit: int) -> Any:
         "truncated": True,
         "prefix": text[:limit],
         "chars": len(text),
-        "sha256": hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest(),
+        "sha256": text_sha256(text),
     }
 
 
