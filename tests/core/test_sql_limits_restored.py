@@ -7,7 +7,7 @@ import sqlite3
 
 import pytest
 
-from datagauntlet.core.sql_sandbox import SandboxLimits, SqlRefused, SqlSandbox
+from datagauntlet.kits.sql.sandbox import SandboxLimits, SqlRefused, SqlSandbox
 
 CODES = (
     sqlite3.SQLITE_LIMIT_LENGTH,
