@@ -100,14 +100,27 @@ def _calibrate_envs(
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from datagauntlet.cli.options import build_env
+    from datagauntlet.cli.options import build_env, parse_pairs
     from datagauntlet.core.registry import make
     from datagauntlet.core.report import config_label, markdown_table
-    from datagauntlet.core.runner import calibrate, calibration_size
+    from datagauntlet.core.runner import calibrate, calibration_size, narrowed_grid
 
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
-        total = calibration_size(env, args.seeds, args.policy, args.split)
+        if args.policy:
+            unknown = [p for p in args.policy if p not in env.policies()]
+            if unknown:
+                raise ValueError(
+                    f"{env_id} has no policy {unknown[0]!r}; choose from {sorted(env.policies())}"
+                )
+        grid, narrowed = narrowed_grid(env, parse_pairs(args.config or []))
+        for key, (kept, full) in narrowed.items():
+            value = env.config.as_dict()[key]
+            print(
+                f"calibrate: {key}={value} narrows the {key} sweep to {kept} of {full} cells",
+                file=sys.stderr,
+            )
+        total = calibration_size(env, args.seeds, args.policy, args.split, grid)
         with Progress(
             TextColumn(f"[bold]{env_id}[/]"),
             BarColumn(),
@@ -125,7 +138,8 @@ def _calibrate_envs(
                 args.workers,
                 lambda k, job=job: bar.advance(job, k),
                 args.policy,
-                mapper,
+                mapper=mapper,
+                grid=grid,
             )
         blocks.append({"env": env_id, "rows": [r.as_dict() for r in rows]})
         if args.json:
@@ -136,7 +150,8 @@ def _calibrate_envs(
             continue
         table = Table(
             title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)",
-            caption="* reference policy: must score 1.000 on every task",
+            caption="* reference policy: must score 1.000 on every task"
+            + "".join(f"; {k} held at {env.config.as_dict()[k]}" for k in narrowed),
         )
         table.add_column("config", no_wrap=True)
         table.add_column("policy", no_wrap=True)
