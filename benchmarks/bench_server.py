@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 
 def rss_mb(pid: int) -> float:
@@ -137,19 +138,25 @@ def main() -> None:
         health = server.request("GET", "/health")[1]
     finally:
         server.stop()
-    print(
-        f"{args.clients} concurrent sessions of dirty-integration over WebSocket, {elapsed:.0f} s "
-        f"({health['created']} sessions made)"
+    from benchlib import Report
+
+    report = Report(
+        f"session server: {args.clients} concurrent dirty-integration sessions over WebSocket"
     )
-    print(f"{'figure':<40} {'ours':>10} {'floor':>10} {'ratio':>7}")
-    rate = calls / elapsed
-    print(f"{'tool calls per second':<40} {rate:>10.0f} {'':>10} {'':>7}")
+    report.note(f"{elapsed:.0f} s, {health['created']} sessions made and closed")
+    report.add("tool calls per second", round(calls / elapsed), "/s")
     for q in (0.5, 0.99):
-        ours, fl = pct(lat, q), pct(floor_lat, q)
-        label = f"latency p{int(q * 100)} (ms)"
-        print(f"{label:<40} {ours:>10.2f} {fl:>10.2f} {ours / fl if fl else 0:>7.1f}")
-    print(f"{'errors':<40} {len(errors):>10}")
-    print(f"{'server RSS start -> end (MB)':<40} {rss_start:>10.0f} {rss_end:>10.0f}")
+        report.add(
+            f"latency p{int(q * 100)}",
+            round(pct(lat, q), 2),
+            "ms",
+            round(pct(floor_lat, q), 2),
+            "a call the episode refuses at once",
+        )
+    report.add("errors", len(errors))
+    report.add("server RSS at start", round(rss_start), "MB")
+    report.add("server RSS at end", round(rss_end), "MB")
+    report.show()
     if errors:
         print("first errors:", errors[:3])
 
