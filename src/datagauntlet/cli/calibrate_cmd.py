@@ -141,7 +141,9 @@ def _calibrate_envs(
                 mapper=mapper,
                 grid=grid,
             )
-        blocks.append({"env": env_id, "rows": [r.as_dict() for r in rows]})
+        blocks.append(
+            {"env": env_id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
+        )
         if args.json:
             print(json.dumps(blocks[-1], sort_keys=True))
             continue

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -12,6 +13,7 @@ from typing import Any
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.registry import make
+from datagauntlet.core.score import Score
 
 Progress = Callable[[int], None]  # called with the number of episodes just finished
 Job = tuple[str, dict[str, Any], str, dict[str, Any]]  # (env id, config, policy, task)
@@ -41,6 +43,7 @@ class EpisodeResult:
     components: dict[str, float]
     metrics: dict[str, Any] = field(default_factory=dict)
     calls: int = 0
+    stamp: dict[str, str] = field(default_factory=dict)  # versions and the task's hash
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -52,10 +55,24 @@ class EpisodeResult:
             "components": self.components,
             "metrics": self.metrics,
             "calls": self.calls,
+            "stamp": self.stamp,
         }
 
 
-def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
+@dataclass(frozen=True)
+class Outcome:
+    """One played episode as the runner and the reports see it."""
+
+    score: Score
+    calls: int
+    facts: dict[str, Any]  # the env's `report_facts` of the finished episode
+
+
+def play_episode(
+    env: Environment[Any], policy_name: str, task: Task, facts: bool = False
+) -> Outcome:
+    """Play one policy on one task in a fresh episode, closed whatever happens. With `facts`,
+    the env's `report_facts` of the finished episode come back too (for its tables)."""
     policies = env.policies()
     if policy_name not in policies:
         raise ValueError(f"{env.id} has no policy {policy_name!r}; choose from {sorted(policies)}")
@@ -63,8 +80,15 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
     try:
         policies[policy_name](ep)
         score = ep.score()
+        extra = env.report_facts(ep) if facts else {}
     finally:
         ep.close()
+    return Outcome(score, ep.calls, extra)
+
+
+def play(env: Environment[Any], policy_name: str, task: Task) -> EpisodeResult:
+    outcome = play_episode(env, policy_name, task)
+    score = outcome.score
     return EpisodeResult(
         env.id,
         env.config.as_dict(),
@@ -73,7 +97,8 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
         score.reward,
         {k: c["value"] for k, c in score.components.items()},
         score.metrics,
-        ep.calls,
+        outcome.calls,
+        score.stamp,
     )
 
 
@@ -155,6 +180,10 @@ class CalibrationRow:
     min_reward: float
     components: dict[str, float]
     metrics: dict[str, float]
+    # The code's versions, and one digest of the content hashes of the tasks played in order:
+    # rows with different stamps are not comparable.
+    versions: dict[str, str] = field(default_factory=dict)
+    tasks_hash: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -165,6 +194,8 @@ class CalibrationRow:
             "min_reward": self.min_reward,
             "components": self.components,
             "metrics": self.metrics,
+            "versions": self.versions,
+            "tasks_hash": self.tasks_hash,
         }
 
 
@@ -183,8 +214,21 @@ def summarize(config: dict[str, Any], results: Iterable[EpisodeResult]) -> list[
         ]
         metrics = {k: _mean(float(r.metrics[k]) for r in rs) for k in numeric}
         rewards = [r.reward for r in rs]
+        versions = {k: v for k, v in rs[0].stamp.items() if k != "task_hash"}
+        hashes = "\n".join(r.stamp.get("task_hash", "") for r in rs)
+        tasks_hash = hashlib.sha256(hashes.encode()).hexdigest()[:32]
         rows.append(
-            CalibrationRow(config, policy, len(rs), _mean(rewards), min(rewards), comps, metrics)
+            CalibrationRow(
+                config,
+                policy,
+                len(rs),
+                _mean(rewards),
+                min(rewards),
+                comps,
+                metrics,
+                versions,
+                tasks_hash,
+            )
         )
     return rows
 
