@@ -1,0 +1,1 @@
+"""Reusable toolsets that own resources (SQL, workspace files, the Python sandbox)."""
