@@ -13,6 +13,7 @@ from __future__ import annotations
 from datagauntlet.kits.sandbox.limits import EXPLORE, GRADED, Limits
 from datagauntlet.kits.sandbox.result import SandboxResult, Violation
 from datagauntlet.kits.sandbox.runner import run_script
+from datagauntlet.kits.sandbox.toolset import PythonToolset
 from datagauntlet.kits.sandbox.walls import WALLS, WallsUnavailable
 from datagauntlet.kits.sandbox.workspace import fresh_workspace
 
@@ -21,6 +22,7 @@ __all__ = [
     "GRADED",
     "WALLS",
     "Limits",
+    "PythonToolset",
     "SandboxResult",
     "Violation",
     "WallsUnavailable",

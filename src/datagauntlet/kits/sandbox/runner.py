@@ -222,7 +222,7 @@ def _supervise(
                         Violation(
                             "supervisor",
                             "output flood",
-                            f"killed after {sink.total:,} bytes on {which}",
+                            f"killed past {limits.flood_bytes:,} bytes on {which}",
                         )
                     )
     finally:
@@ -311,7 +311,7 @@ def _result(
         sig = -exit_code
         name = signal.Signals(sig).name if sig in signal.valid_signals() else str(sig)
         if sig == signal.SIGXCPU or (sig == signal.SIGKILL and cpu_s >= limits.cpu_s):
-            violations.append(Violation("rlimits", "cpu", f"killed by {name} at {cpu_s:.2f} s"))
+            violations.append(Violation("rlimits", "cpu", f"killed by {name}"))
         else:
             violations.append(Violation("process", "crash", f"killed by {name}"))
     violations.extend(supervisor)
