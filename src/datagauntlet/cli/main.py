@@ -22,6 +22,7 @@ SUBCOMMANDS = (
     "datagauntlet.cli.eval_cmd",
     "datagauntlet.cli.mock_model_cmd",
     "datagauntlet.cli.mcp_cmd",
+    "datagauntlet.cli.sandbox_cmd",
     "datagauntlet.cli.report_cmd",
     "datagauntlet.cli.show_cmd",
     "datagauntlet.cli.rescore_cmd",

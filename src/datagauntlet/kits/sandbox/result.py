@@ -26,6 +26,7 @@ class SandboxResult:
     violations: tuple[Violation, ...]
     walls: tuple[str, ...]  # the walls that were up for this run
     walls_down: dict[str, str] = field(default_factory=dict)  # wall -> why it was not up
+    wall_notes: dict[str, str] = field(default_factory=dict)  # wall -> how it was raised
     truncated: bool = False  # stdout or stderr went past the output cap
     timed_out: bool = False
     exception: str | None = None  # "Type: message" of an uncaught exception, if any
@@ -45,6 +46,7 @@ class SandboxResult:
             "violations": [v.to_dict() for v in self.violations],
             "walls": list(self.walls),
             "walls_down": dict(self.walls_down),
+            "wall_notes": dict(self.wall_notes),
             "wall_s": round(self.wall_s, 4),
             "cpu_s": round(self.cpu_s, 4),
             "truncated": self.truncated,

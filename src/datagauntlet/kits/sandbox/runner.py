@@ -281,6 +281,7 @@ def _result(
 ) -> SandboxResult:
     walls: list[str] = []
     down: dict[str, str] = {}
+    notes: dict[str, str] = {}
     violations: list[Violation] = []
     exception = None
     started = refused = False
@@ -290,6 +291,7 @@ def _result(
         if kind == "W" and not started and len(parts) >= 4:
             if parts[2] == "up":
                 walls.append(parts[1])
+                notes[parts[1]] = parts[3]
             else:
                 down[parts[1]] = parts[3]
         elif kind == "R" and not started:
@@ -301,7 +303,9 @@ def _result(
         elif kind == "X" and started and len(parts) >= 4:
             exception = f"{parts[1]}: {parts[3]}" if parts[3] else parts[1]
             limit = _limit_hit(parts[1], parts[2], parts[3])
-            if limit:
+            if limit == "kernel refusal":
+                violations.append(Violation("kernel", "refused", exception))
+            elif limit:
                 violations.append(Violation("rlimits", limit, exception))
     if refused:
         raise WallsUnavailable({w: down.get(w, "down") for w in down if w not in walls})
@@ -325,6 +329,7 @@ def _result(
         violations=tuple(violations),
         walls=tuple(w for w in WALLS if w in walls),
         walls_down=down,
+        wall_notes=notes,
         truncated=truncated,
         timed_out=timed_out,
         exception=exception,
@@ -336,6 +341,8 @@ def _limit_hit(kind: str, err_no: str, message: str) -> str | None:
     """Which resource limit an uncaught exception shows the script ran into, if any."""
     if kind == "MemoryError":
         return "memory"
+    if kind == "PermissionError" and err_no in (str(errno.EPERM), str(errno.EACCES)):
+        return "kernel refusal"  # seccomp, Landlock or the unprivileged uid said no
     if err_no == str(errno.EFBIG):
         return "file size"
     if err_no == str(errno.EMFILE):
