@@ -24,11 +24,11 @@ SCRUBBED_ENV = {"HOME", "TMPDIR", "SQLITE_TMPDIR", "TZ", "LANG", "PATH", "LC_CTY
 
 PROBES = {
     "process": "import os; print(os.geteuid()); print(','.join(sorted(os.environ)))",
-    "rlimits": "import resource as r; print(r.getrlimit(r.RLIMIT_CORE), r.getrlimit(r.RLIMIT_AS))",
+    "rlimits": "import resource as r\nprint(r.getrlimit(r.RLIMIT_CORE), r.getrlimit(r.RLIMIT_AS))",
     "audit": "print(open('/etc/passwd').read(4))",
     "seccomp": "import os\npid = os.fork()\nif pid == 0: os._exit(0)\nprint('forked')",
     "landlock": "print(open('/etc/passwd').read(4))",
-    "netns": "import socket; socket.create_connection(('127.0.0.1', {port}), 3); print('connected')",
+    "netns": "import socket\nsocket.create_connection(('127.0.0.1', {port}), 3)\nprint('connected')",
 }
 
 

@@ -80,7 +80,7 @@ def run_script(
     finally:
         os.close(report_w)
     try:
-        return _supervise(proc, report_r, source, limits, start, uid if dropping else None)
+        return _supervise(proc, report_r, source, limits, start, uid if dropping else None, ws)
     finally:
         os.close(report_r)
 
@@ -165,6 +165,7 @@ def _supervise(
     limits: Limits,
     start: float,
     run_uid: int | None,
+    ws: Path,
 ) -> SandboxResult:
     assert proc.stdin and proc.stdout and proc.stderr
     with contextlib.suppress(BrokenPipeError, OSError):
@@ -241,7 +242,7 @@ def _supervise(
     cpu_s = rusage.ru_utime + rusage.ru_stime if rusage else 0.0
     return _result(
         proc.returncode, out, err, bytes(chan), supervisor, limits, wall_s, cpu_s, timed_out,
-        killed, rusage.ru_maxrss if rusage else 0,
+        killed, rusage.ru_maxrss if rusage else 0, ws,
     )  # fmt: skip
 
 
@@ -278,6 +279,7 @@ def _result(
     timed_out: bool,
     killed: bool,
     max_rss: int,
+    ws: Path,
 ) -> SandboxResult:
     walls: list[str] = []
     down: dict[str, str] = {}
@@ -303,7 +305,7 @@ def _result(
         elif kind == "X" and started and len(parts) >= 4:
             exception = f"{parts[1]}: {parts[3]}" if parts[3] else parts[1]
             limit = _limit_hit(parts[1], parts[2], parts[3])
-            if limit == "kernel refusal":
+            if limit == "kernel refusal" or _outside_sqlite(parts[1], parts[3], ws):
                 violations.append(Violation("kernel", "refused", exception))
             elif limit:
                 violations.append(Violation("rlimits", limit, exception))
@@ -335,6 +337,16 @@ def _result(
         exception=exception,
         max_rss_kb=max_rss,
     )
+
+
+def _outside_sqlite(kind: str, message: str, ws: Path) -> bool:
+    """SQLite opens files itself (ATTACH), out of the audit hook's sight: a failed open of a
+    path outside the workspace is the kernel walls' refusal."""
+    prefix = "unable to open database: "
+    if kind != "OperationalError" or not message.startswith(prefix):
+        return False
+    path = message[len(prefix) :]
+    return path.startswith("/") and not Path(os.path.normpath(path)).is_relative_to(ws)
 
 
 def _limit_hit(kind: str, err_no: str, message: str) -> str | None:

@@ -137,7 +137,7 @@ def _ignore(directory: str, names: list[str]) -> set[str]:
 
 
 def _world_readable(root: Path) -> None:
-    for dirpath, dirnames, filenames in os.walk(root):
+    for dirpath, _, filenames in os.walk(root):
         os.chmod(dirpath, 0o755)
         for name in filenames:
             path = os.path.join(dirpath, name)

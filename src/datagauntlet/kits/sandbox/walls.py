@@ -29,6 +29,7 @@ def check_names(names: Iterable[str], what: str) -> tuple[str, ...]:
     out = tuple(names)
     unknown = [n for n in out if n not in WALLS]
     if unknown:
-        raise ValueError(f"unknown sandbox wall(s) in {what}: {', '.join(unknown)}; "
-                         f"known: {', '.join(WALLS)}")
+        raise ValueError(
+            f"unknown sandbox wall(s) in {what}: {', '.join(unknown)}; known: {', '.join(WALLS)}"
+        )
     return tuple(n for n in WALLS if n in out)

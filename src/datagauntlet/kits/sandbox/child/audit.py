@@ -40,7 +40,7 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
         if _len(detail) > 300:
             detail = detail[:300] + "..."
         line = "V\taudit\t" + event + "\t" + detail.replace("\n", " ").replace("\t", " ") + "\n"
-        try:
+        try:  # noqa: SIM105 (contextlib would be a global lookup)
             _write(_fd, line.encode("utf-8", "replace"))
         except _OSError:
             pass  # the channel is gone; the refusal still stands
@@ -275,7 +275,7 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
                     return
             why = "hard-linked file " if where == "ws" else ""
             _record("open", why + real)
-            raise _Deny("sandbox: open of %s%s refused (outside the workspace)" % (why, real))
+            raise _Deny(f"sandbox: open of {why}{real} refused (outside the workspace)")
         if event in _reads or event in _writes:
             path = args[0] if args else None
             if path is None or _type(path) is _int:
@@ -284,7 +284,7 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
             if where == "ws" or (where == "ro" and event in _reads):
                 return
             _record(event, real)
-            raise _Deny("sandbox: %s of %s refused (outside the workspace)" % (event, real))
+            raise _Deny(f"sandbox: {event} of {real} refused (outside the workspace)")
         if event == "os.rename" or event == "os.symlink":
             src, dst = args[0], args[1]
             dst_where, dst_real = _place(dst)
@@ -299,7 +299,7 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
             if src_where == "ws" and dst_where == "ws":
                 return
             _record(event, src_real + " -> " + dst_real)
-            raise _Deny("sandbox: %s %s -> %s refused" % (event, src_real, dst_real))
+            raise _Deny(f"sandbox: {event} {src_real} -> {dst_real} refused")
         if event == "os.chdir":
             path = args[0]
             real = None if _type(path) is _int else _resolve(_as_text(path) or "\0")
@@ -328,25 +328,26 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
             if where == "ws" and not _linked(real):
                 return
             _record(event, real)
-            raise _Deny("sandbox: sqlite3.connect to %s refused (outside the workspace)" % real)
+            raise _Deny(f"sandbox: sqlite3.connect to {real} refused (outside the workspace)")
         if event == "import":
             name = _as_text(args[0]) or ""
             top = name.split(".", 1)[0]
             if top in _deny_imports or top.startswith("_test") or top.startswith("datagauntlet"):
                 _record(event, name)
-                raise _Deny("sandbox: import of %s refused" % name)
+                raise _Deny(f"sandbox: import of {name} refused")
             if _len(args) > 1 and args[1] is not None:
                 # native code is about to be loaded from this file: only the stdlib's own
                 where, real = _place(args[1])
                 if where != "ro" or not real.startswith(_dynload + "/"):
                     _record(event, "native module " + name + " from " + real)
-                    raise _Deny("sandbox: loading native code from %s refused" % real)
+                    raise _Deny(f"sandbox: loading native code from {real} refused")
             return
         if event == "marshal.loads":
             data = args[0]
-            if _type(data) is _bytes or _type(data) is _bytearray:
-                if _blake(data, digest_size=16).digest() in _digests:
-                    return
+            if (_type(data) is _bytes or _type(data) is _bytearray) and _blake(
+                data, digest_size=16
+            ).digest() in _digests:
+                return
             _record(event, "bytecode not from the stdlib")
             raise _Deny("sandbox: marshal.loads refused (only the stdlib's own bytecode loads)")
         if event == "object.__setattr__":
@@ -357,7 +358,7 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
                 and _func_code(args[0]).co_filename == "<sandbox-launcher>"
             ):
                 _record(event, name)
-                raise _Deny("sandbox: setting %s refused" % name)
+                raise _Deny(f"sandbox: setting {name} refused")
             return
         if event == "resource.prlimit":
             if _len(args) > 2 and args[2] is not None:
@@ -366,16 +367,16 @@ def make_audit_hook(workspace, read_roots, report_fd, code_digests, dynload):
             return
         if event in _process:
             _record(event, "start or signal a process")
-            raise _Deny("sandbox: %s refused (no processes)" % event)
+            raise _Deny(f"sandbox: {event} refused (no processes)")
         if event.startswith("socket.") or event in _network:
             _record(event, "network")
-            raise _Deny("sandbox: %s refused (no network)" % event)
+            raise _Deny(f"sandbox: {event} refused (no network)")
         if event.startswith("ctypes."):
             _record(event, "native code")
-            raise _Deny("sandbox: %s refused (no ctypes)" % event)
+            raise _Deny(f"sandbox: {event} refused (no ctypes)")
         if event in _reach:
             _record(event, "refused")
-            raise _Deny("sandbox: %s refused" % event)
+            raise _Deny(f"sandbox: {event} refused")
 
     def deny_fork_exec(*args, _record=record, _Deny=PermissionError):
         _record("_posixsubprocess.fork_exec", "start a process")

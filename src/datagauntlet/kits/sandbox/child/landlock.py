@@ -128,7 +128,8 @@ def install_landlock(libc, workspace, read_dirs, read_files):
             return False, "landlock_restrict_self: " + os.strerror(ctypes.get_errno())
     finally:
         os.close(fd)
-    return True, "ABI %d; fs, tcp and signal scopes" % abi if abi >= 6 else "ABI %d" % abi
+    scopes = "; fs, tcp and signal scopes" if abi >= 6 else ""
+    return True, f"ABI {abi}{scopes}"
 
 
 def _add_rule(libc, ruleset_fd, path, rights):

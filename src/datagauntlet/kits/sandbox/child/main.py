@@ -66,7 +66,10 @@ def launch(cfg):
         state["process"] = _drop_privileges(cfg, libc, errno_text)
     if state.get("rlimits", (False,))[0] and os.geteuid() == 0:
         up, detail = state["rlimits"]
-        state["rlimits"] = (up, detail + "; still root, so NPROC is ignored and hard limits can rise")
+        state["rlimits"] = (
+            up,
+            detail + "; still root, so NPROC is ignored and hard limits can rise",
+        )
 
     if "landlock" in wanted:
         state["landlock"] = install_landlock(  # noqa: F821 (from landlock.py)
@@ -116,7 +119,7 @@ def _set_rlimits(limits):
         for name, value in pairs:
             resource.setrlimit(getattr(resource, "RLIMIT_" + name), value)
     except (OSError, ValueError) as exc:
-        return False, "setrlimit %s: %s" % (name, exc)
+        return False, f"setrlimit {name}: {exc}"
     return True, "cpu, address space, file size, open files, processes, core=0"
 
 
@@ -130,7 +133,7 @@ def _drop_privileges(cfg, libc, errno_text):
             os.setresgid(gid, gid, gid)
             os.setresuid(uid, uid, uid)
         except OSError as exc:
-            return False, "cannot drop to uid %d: %s" % (uid, exc)
+            return False, f"cannot drop to uid {uid}: {exc}"
         if os.getresuid() != (uid, uid, uid) or os.getresgid() != (gid, gid, gid):
             return False, "uid/gid did not change"
         try:
@@ -138,9 +141,9 @@ def _drop_privileges(cfg, libc, errno_text):
             return False, "could regain root after dropping"
         except PermissionError:
             pass
-        who = "dropped root to uid %d" % uid
+        who = f"dropped root to uid {uid}"
     else:
-        who = "already unprivileged (uid %d)" % os.geteuid()
+        who = f"already unprivileged (uid {os.geteuid()})"
     if libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
         return False, "no_new_privs: " + errno_text()
     # the parent-death signal is cleared by a credential change, so it is set after it
@@ -152,9 +155,8 @@ def _drop_privileges(cfg, libc, errno_text):
 
 
 def _install_audit(cfg):
-    import sys
-
     import _posixsubprocess
+    import sys
 
     with open(cfg["digests"], "rb") as fh:
         raw = fh.read()
@@ -169,9 +171,8 @@ def _install_audit(cfg):
     # subprocess, multiprocessing and friends all end in fork_exec, which raises no event
     _posixsubprocess.fork_exec = deny_fork_exec
     sys.addaudithook(hook)
-    return True, "opens, sockets, processes, ctypes, bytecode forging; %d stdlib code digests" % (
-        len(digests)
-    )
+    what = "opens, sockets, processes, ctypes, bytecode forging"
+    return True, f"{what}; {len(digests)} stdlib code digests"
 
 
 def run_user(code, fd):
@@ -181,7 +182,7 @@ def run_user(code, fd):
     import sys
 
     def say(*parts):
-        try:
+        try:  # noqa: SIM105 (keep the user's run free of a contextlib import)
             os.write(fd, ("\t".join(parts) + "\n").encode("utf-8", "replace"))
         except (OSError, MemoryError):
             pass
