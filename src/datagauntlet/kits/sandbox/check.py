@@ -28,7 +28,7 @@ PROBES = {
     "audit": "print(open('/etc/passwd').read(4))",
     "seccomp": "import os\npid = os.fork()\nif pid == 0: os._exit(0)\nprint('forked')",
     "landlock": "print(open('/etc/passwd').read(4))",
-    "netns": "import socket\nsocket.create_connection(('127.0.0.1', {port}), 3)\nprint('connected')",
+    "netns": "import socket\nsocket.create_connection(('127.0.0.1', {port}), 3)\nprint('up')",
 }
 
 
@@ -49,7 +49,7 @@ def _held(wall: str, res: SandboxResult, parent_root: bool) -> bool:
     if wall == "landlock":
         return "root" not in res.stdout and "Permission denied" in res.stderr
     if wall == "netns":
-        return "connected" not in res.stdout and "unreachable" in res.stderr
+        return "up" not in res.stdout and "unreachable" in res.stderr
     raise ValueError(wall)
 
 
