@@ -109,7 +109,8 @@ def _summary(res) -> str:  # type: ignore[no-untyped-def]
     for v in res.violations:
         line += f"\nsandbox: violation [{v.wall}] {v.event} {v.detail}".rstrip()
     for wall, why in res.walls_down.items():
-        line += f"\nsandbox: wall down: {wall}: {why}"
+        if why != "not requested":
+            line += f"\nsandbox: wall down: {wall}: {why}"
     return line
 
 

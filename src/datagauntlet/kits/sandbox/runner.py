@@ -252,8 +252,21 @@ def _kill_group(pgid: int) -> None:
 
 
 def _kill_uid(uid: int) -> None:
-    """Kill every process of this run's uid: one that left the process group by setsid."""
+    """Kill every process of this run's uid (one that left the group by setsid), and wait
+    until none is left running."""
+    for _ in range(20):
+        alive = _pids_of(uid)
+        if not alive:
+            return
+        for pid in alive:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        time.sleep(0.05)
+
+
+def _pids_of(uid: int) -> list[int]:
     token = f"Uid:\t{uid}\t"
+    out = []
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
             continue
@@ -262,9 +275,9 @@ def _kill_uid(uid: int) -> None:
                 text = fh.read(2048)
         except OSError:
             continue
-        if token in text:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(int(entry), signal.SIGKILL)
+        if token in text and "State:\tZ" not in text:
+            out.append(int(entry))
+    return out
 
 
 def _result(
