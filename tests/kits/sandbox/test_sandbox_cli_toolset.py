@@ -65,15 +65,17 @@ def test_run_plain_passes_output_and_exit(
     workspace: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
     script = workspace / "ok.py"
-    script.write_text("import sqlite3\nsqlite3.connect('x.db').execute('create table if not exists t(a)')\n"
-                      "print('done')\n")  # fmt: skip
+    script.write_text(
+        "import sqlite3\ndb = sqlite3.connect('x.db')\n"
+        "db.execute('create table if not exists t(a)')\nprint('done')\n"
+    )
     assert main(["sandbox", "run", str(script), "--workspace", str(workspace)]) == 0
     out, err = capfd.readouterr()
     assert out == "done\n"
     assert "walls up: process, rlimits, audit, seccomp, landlock, netns" in err
     assert (workspace / "x.db").exists()  # in place: the workspace keeps what the script wrote
-    assert main(["sandbox", "run", str(script), "--workspace", str(workspace), "--copy",
-                 "--timeout", "5", "--memory", "256", "--walls", "process,rlimits"]) == 0  # fmt: skip
+    flags = ["--copy", "--timeout", "5", "--memory", "256", "--walls", "process,rlimits"]
+    assert main(["sandbox", "run", str(script), "--workspace", str(workspace), *flags]) == 0
     assert "walls up: process, rlimits\n" in capfd.readouterr().err
 
 

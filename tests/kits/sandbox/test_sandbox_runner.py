@@ -251,7 +251,7 @@ def test_the_audit_hook_looks_up_no_global_or_free_name() -> None:
 def test_seccomp_filter_assembles_with_jumps_in_range() -> None:
     prog = build_filter("x86_64", 4242, 7)
     assert 50 < len(prog) < 255
-    for code, jt, jf, k in prog:
+    for _, jt, jf, k in prog:
         assert 0 <= jt < 256 and 0 <= jf < 256 and 0 <= k < 1 << 32
     # the last instructions are the verdicts: allow, EPERM, ENOSYS, kill
     assert [k for _, _, _, k in prog[-4:]] == [0x7FFF0000, 0x50001, 0x50026, 0x80000000]
