@@ -666,3 +666,27 @@ RESOURCES = [
 
 CASES = FILES + NETWORK + PROCESSES + NATIVE + INTROSPECTION + IMPORTS + RESOURCES
 GROUPS = ("files", "network", "processes", "native code", "introspection", "imports", "resources")
+
+
+COLUMNS = ("process", "rlimits", "audit", "seccomp", "landlock", "netns")
+OTHER = {
+    "supervisor": "supervisor",
+    "runtime": "not in the sandbox's interpreter",
+}
+
+
+def render_table() -> str:
+    """The wall-by-case table of docs/sandbox.md: one row per case, a mark per stopping wall."""
+    head = "| case | attack | " + " | ".join(COLUMNS) + " | also |"
+    rule = "|---|---|" + "---|" * len(COLUMNS) + "---|"
+    rows = [head, rule]
+    for group in GROUPS:
+        for case in (c for c in CASES if c.group == group):
+            marks = " | ".join("■" if w in case.stoppers else "" for w in COLUMNS)
+            also = [OTHER[w] for w in sorted(case.stoppers & ALWAYS)]
+            if case.host:
+                also.append("host: root without CAP_SYS_RESOURCE")
+            if case.needs:
+                also.append("kept up: " + ", ".join(sorted(case.needs)))
+            rows.append(f"| {case.name} | {case.what} | {marks} | {'; '.join(also)} |")
+    return "\n".join(rows)
