@@ -14,6 +14,8 @@ import subprocess
 import sys
 import time
 
+from benchlib import Report
+
 from datagauntlet.kits.sandbox import WALLS, Limits, fresh_workspace, run_script
 from datagauntlet.kits.sandbox.runtime import runtime
 
@@ -56,17 +58,17 @@ def main(runs: int) -> None:
             for name in names:
                 samples[name].append(median_ms(fns[name], 1))
     med = {n: statistics.median(v) for n, v in samples.items()}
-    print(f"print(1) round trip, median of {runs} (ms):")
-    print(f"  floor: bare python -I -S          {med['bare python']:7.1f}")
-    print(f"  floor: sandbox with no wall       {med['no walls']:7.1f}")
+    floor = med["no walls"]
+    report = Report(f"sandbox: print(1) round trip, median of {runs}")
+    report.add("bare python -I -S (interpreter start-up)", med["bare python"], "ms")
+    report.add("sandbox, no wall (launcher + supervisor)", floor, "ms")
     for wall in WALLS:
-        cost = med[wall] - med["no walls"]
-        print(f"  {wall:<9} alone                  {med[wall]:7.1f}   (adds {cost:+.1f})")
-    verdict = "meets" if med["every wall"] < TARGET_MS else "MISSES"
-    print(
-        f"  every wall                       {med['every wall']:7.1f}   "
-        f"(target < {TARGET_MS:.0f}: {verdict}; floor {med['no walls']:.1f})"
-    )
+        report.add(f"{wall} alone (adds {med[wall] - floor:+.1f} ms)", med[wall], "ms", floor,
+                   "no wall")  # fmt: skip
+    report.add("every wall", med["every wall"], "ms", floor, "no wall")
+    verdict = "met" if med["every wall"] < TARGET_MS else "MISSED"
+    report.note(f"target: every wall under {TARGET_MS:.0f} ms ({verdict})")
+    report.show()
 
 
 if __name__ == "__main__":
