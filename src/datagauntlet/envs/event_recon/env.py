@@ -1,0 +1,125 @@
+"""The event-recon environment: tasks from the split tables, worlds from the seed, episodes."""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from threading import Lock
+from typing import Any
+
+from datagauntlet.core.env import Environment, Policy
+from datagauntlet.core.episode import Task
+from datagauntlet.envs.event_recon.config import EventReconConfig
+from datagauntlet.envs.event_recon.episode import EventReconEpisode
+from datagauntlet.envs.event_recon.grader import METRICS, WEIGHTS, Truth
+
+WORLD_CACHE = 16  # worlds are immutable and dear to build; gates play many episodes per task
+
+
+class _Worlds:
+    """A small per-process LRU of generated worlds, keyed by everything that defines one."""
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+        self._items: OrderedDict[tuple[Any, ...], Any] = OrderedDict()
+        self._lock = Lock()
+
+    def get(self, key: tuple[Any, ...], build: Any) -> Any:
+        with self._lock:
+            if key in self._items:
+                self._items.move_to_end(key)
+                return self._items[key]
+        world = build()
+        with self._lock:
+            self._items[key] = world
+            while len(self._items) > self._size:
+                self._items.popitem(last=False)
+        return world
+
+
+_WORLDS = _Worlds(WORLD_CACHE)
+
+
+def truth_of(world: Any) -> Truth:
+    """The grader's view of a world: the manifest, the evidence and the two projections."""
+    from datagauntlet.envs.event_recon.projection import project_ledger
+
+    evidence: dict[tuple[str, str], frozenset[str]] = {}
+    for d in world.manifest:
+        pair = (d.family, d.partner_id)
+        evidence[pair] = evidence.get(pair, frozenset()) | frozenset(d.evidence)
+    schema = world.schema
+    return Truth(
+        families=tuple(world.families),
+        partners=tuple(world.partner_ids),
+        manifest=frozenset(evidence),
+        evidence=evidence,
+        correct=world.correct,
+        shipped=world.shipped,
+        project=lambda path: project_ledger(path, schema),
+        partner_column=getattr(schema, "partner_column", "partner_id"),
+    )
+
+
+class EventReconEnv(Environment):
+    id = "event-recon"
+    config_cls = EventReconConfig
+    weights = WEIGHTS
+    metric_names = METRICS
+    reference = "reference"
+    default_task_count = 120
+
+    config: EventReconConfig
+
+    # --- tasks -------------------------------------------------------------------------------
+    def _records(self, split: str) -> list[Any]:
+        from datagauntlet.envs.event_recon import splits
+
+        records = list(splits.tasks(split, self.config.family_module))
+        if self.config.tier is not None:
+            records = [r for r in records if r.tier == self.config.tier]
+        if self.config.num_tasks is not None:
+            records = records[: self.config.num_tasks]
+        return records
+
+    def tasks(self, split: str = "public", n: int | None = None, start: int = 0) -> list[Task]:
+        if (n is not None and n < 0) or start < 0:
+            raise ValueError("n and start must be >= 0")
+        records = self._records(split)
+        stop = len(records) if n is None else min(len(records), start + n)
+        return [self._task(split, r) for r in records[start:stop]]
+
+    def _task(self, split: str, record: Any) -> Task:
+        return Task(f"{split}-t{record.tier}-{record.index:04d}", record.seed, split, record.index)
+
+    def make_task(self, split: str, index: int) -> Task:
+        for r in self._records(split):
+            if r.index == index:
+                return self._task(split, r)
+        raise ValueError(f"split {split!r} has no task with index {index}")
+
+    def tier_of(self, task: Task) -> int:
+        from datagauntlet.envs.event_recon import splits
+
+        for r in splits.tasks(task.split, self.config.family_module):
+            if r.index == task.index and r.seed == task.seed:
+                return int(r.tier)
+        raise ValueError(f"task {task.id} does not belong to split {task.split!r}")
+
+    # --- worlds and episodes --------------------------------------------------------------------
+    def world(self, task: Task) -> Any:
+        """The task's world, generated from its seed (truth included: for graders and tests)."""
+        from datagauntlet.envs.event_recon.generator import generate
+
+        tier = self.tier_of(task)
+        module = self.config.family_module
+        return _WORLDS.get(
+            (task.seed, tier, module), lambda: generate(task.seed, tier, family_module=module)
+        )
+
+    def episode(self, task: Task) -> EventReconEpisode:
+        return EventReconEpisode(self, task, self.world(task), truth_of)
+
+    def policies(self) -> dict[str, Policy]:
+        from datagauntlet.envs.event_recon.probes import policies
+
+        return policies()
