@@ -194,7 +194,7 @@ class EventReconEpisode(Episode):
         self.families: tuple[str, ...] = tuple(world.families)
         self.TOOLS = _tools(self.families, self.config)  # type: ignore[misc]
         self._tools = {t.name: t for t in self.TOOLS}
-        self.workspace = Workspace(world.files())
+        self.workspace = Workspace(dict(world.files))
         self._conn = sqlite3.connect(
             f"file:{self.workspace.root / 'db.sqlite'}?mode=ro", uri=True, check_same_thread=False
         )

@@ -71,7 +71,7 @@ WALLS_UP = ["process", "rlimits"]
 
 def _limits(walls: Walls) -> None:  # runs in the child between fork and exec
     cpu = max(1, int(walls.cpu_seconds + 0.999))
-    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu))
+    resource.setrlimit(resource.RLIMIT_CPU, (cpu, cpu + 2))  # SIGXCPU first, then SIGKILL
     resource.setrlimit(resource.RLIMIT_AS, (walls.memory_bytes, walls.memory_bytes))
     resource.setrlimit(resource.RLIMIT_FSIZE, (walls.file_bytes, walls.file_bytes))
     resource.setrlimit(resource.RLIMIT_NOFILE, (OPEN_FILES, OPEN_FILES))
@@ -121,8 +121,8 @@ def run_script(workdir: Path, script: str, walls: Walls) -> RunResult:
         stdout, cut_out = _read_capped(out, STDOUT_CHARS)
         stderr, cut_err = _read_capped(err, STDERR_CHARS)
     code = proc.returncode
-    if code is not None and code < 0 and -code == signal.SIGXCPU:
-        timed_out = True
+    if code is not None and code < 0 and -code in (signal.SIGXCPU, signal.SIGKILL):
+        timed_out = timed_out or -code == signal.SIGXCPU or cpu >= walls.cpu_seconds
     return RunResult(
         exit_code=None if timed_out else code,
         stdout=stdout,
