@@ -116,6 +116,10 @@ class EventReconEnv(Environment):
             (task.seed, tier, module), lambda: generate(task.seed, tier, family_module=module)
         )
 
+    def episode_truth(self, task: Task) -> Truth:
+        """The grader's truth for a task (for gates and tests; never shown to an agent)."""
+        return truth_of(self.world(task))
+
     def episode(self, task: Task) -> EventReconEpisode:
         return EventReconEpisode(self, task, self.world(task), truth_of)
 
