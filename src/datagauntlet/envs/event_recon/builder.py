@@ -1,0 +1,163 @@
+"""The platform's ledger builder: what produced the shipped `ledger_entries`.
+
+It implements the contract with seven latent bugs, each inert in a clean world:
+
+- B1 dedup on `event_id` only (a re-emitted effect with a new id is booked again);
+- B2 delivery-order processing (amendments overwrite in arrival order, not by seq);
+- B3 dead-lettering orphaned effects (an effect before its order is dropped, not held);
+- B4 coercing an absent value to zero (W1 says absent means unchanged, or all that is left);
+- B5 taking a type violation literally (money is read by envelope version, not by JSON type);
+- B6 ignoring a currency mismatch (a foreign-currency order accrues anyway);
+- B7 trusting its code cache (partner and tier come from `referral_codes`, merges ignored).
+
+Derivation faults (the four derivation families) are per-order overrides in `draft.faults`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from decimal import ROUND_DOWN, Decimal
+
+from datagauntlet.core.seeding import Keyed
+from datagauntlet.envs.event_recon import accounting as acc
+from datagauntlet.envs.event_recon.draft import Draft
+from datagauntlet.envs.event_recon.records import Envelope, IngestRow, LedgerEntry, Program
+
+
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+def builder_money(value: object, version: int) -> int:
+    if value is None:
+        return 0  # B4
+    if version == 1:
+        return int(float(value))  # type: ignore[arg-type]  # B5: "129.90" becomes 129 minor
+    return int((Decimal(str(value)) * 100).to_integral_value(rounding=ROUND_DOWN))  # B5
+
+
+@dataclass
+class _Order:
+    partner: str
+    program: Program
+    tier: str
+    at: datetime
+    gross: int
+    tax: int
+    booked: int
+    period: str
+    fault: dict[str, object]
+
+
+def _qualifies(o: _Order) -> bool:
+    bar = o.fault.get("bar", o.program.min_order_minor)
+    return o.gross >= bar  # type: ignore[operator]
+
+
+def _rate(draft: Draft, o: _Order) -> int:
+    if o.fault.get("rate") == "latest":  # retroactive: the newest version for every order
+        versions = [
+            v for v in draft.schedule if v.program_id == o.program.program_id and v.tier == o.tier
+        ]
+        return max(versions, key=lambda v: v.effective_from).rate_bps
+    return acc.rate_for(draft.schedule, o.program.program_id, o.tier, o.at)
+
+
+def _basis(o: _Order, gross: int, tax: int) -> int:
+    basis = o.program.basis
+    if o.fault.get("basis") == "flip":
+        basis = "net" if basis == "gross" else "gross"
+    return acc.basis_amount(basis, gross, tax)
+
+
+def _period(o: _Order, at: datetime) -> str:
+    return acc.period_of(at, str(o.fault.get("zone", o.program.payout_zone)))
+
+
+def _commission(draft: Draft, o: _Order) -> int:
+    if not _qualifies(o):
+        return 0
+    return acc.commission(_basis(o, o.gross, o.tax), _rate(draft, o))
+
+
+def build(draft: Draft, envelopes: list[Envelope]) -> tuple[list[LedgerEntry], list[IngestRow]]:
+    s = draft.schema
+    keyed = Keyed(f"event-recon/{draft.seed}/entries")
+    entries: list[LedgerEntry] = []
+    ingest: list[IngestRow] = []
+    seen: set[str] = set()
+    state: dict[str, _Order] = {}
+
+    def book(o: _Order, order_id: str, event_id: str, kind: str, period: str, amount: int) -> None:
+        if amount == 0:
+            return
+        entries.append(
+            LedgerEntry(
+                entry_id="le_" + keyed.token("entry", f"{event_id}/{len(entries)}", 10),
+                partner_id=o.partner,
+                program_id=o.program.program_id,
+                order_ref=order_id,
+                event_id=event_id,
+                kind=kind,
+                period=period,
+                amount_minor=amount,
+                currency=o.program.currency,
+            )
+        )
+
+    for env in envelopes:
+        p = env.payload
+        order_id = p.get(s.order_field)
+        if env.event_id in seen:
+            ingest.append(
+                IngestRow(env.event_id, env.received_at, env.event_type, order_id, "retry_ignored")
+            )
+            continue
+        seen.add(env.event_id)  # B1: the only dedup key
+        status = "applied"
+        if env.event_type == "order.created":
+            at = parse_time(p[s.time_field])
+            row = draft.code_row_at(p.get(s.code_field, ""), p[s.time_field])
+            if row is None:
+                status = "dead_letter"
+            else:
+                o = _Order(
+                    partner=row.partner_id,  # B7: the cached partner, merges not followed
+                    program=draft.programs[row.program_id],  # B6: currency never compared
+                    tier=row.tier,  # B7: the cached tier
+                    at=at,
+                    gross=builder_money(p.get(s.gross_field), env.version),
+                    tax=builder_money(p.get(s.tax_field), env.version),
+                    booked=0,
+                    period="",
+                    fault=draft.faults.get(order_id, {}),
+                )
+                o.period = _period(o, at)
+                o.booked = _commission(draft, o)
+                book(o, order_id, env.event_id, "accrual", o.period, o.booked)
+                state[order_id] = o
+        else:
+            o = state.get(order_id)
+            if o is None:
+                status = "dead_letter"  # B3
+            elif env.event_type == "order.updated":
+                o.gross = builder_money(p.get(s.gross_field), env.version)  # B2, B4
+                o.tax = builder_money(p.get(s.tax_field), env.version)
+                now = _commission(draft, o)
+                book(o, order_id, env.event_id, "adjustment", o.period, now - o.booked)
+                o.booked = now
+            elif _qualifies(o):
+                r_gross = builder_money(p.get(s.gross_field), env.version)
+                r_tax = builder_money(p.get(s.tax_field), env.version)
+                amount = -acc.commission(_basis(o, r_gross, r_tax), _rate(draft, o))
+                book(
+                    o,
+                    order_id,
+                    env.event_id,
+                    "reversal",
+                    _period(o, parse_time(p[s.time_field])),
+                    amount,
+                )
+        ingest.append(IngestRow(env.event_id, env.received_at, env.event_type, order_id, status))
+    return entries, ingest

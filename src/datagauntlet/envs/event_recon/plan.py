@@ -1,0 +1,218 @@
+"""Generation plans: which families hit which partners, and the ten conditions a plan must
+meet before its task may exist (seven numbered invariants, three tier-shape conditions).
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+from datagauntlet.core.seeding import Keyed
+from datagauntlet.envs.event_recon import truth
+from datagauntlet.envs.event_recon.bookkeeping import bookkeeping_projection
+from datagauntlet.envs.event_recon.builder import build
+from datagauntlet.envs.event_recon.draft import Draft
+from datagauntlet.envs.event_recon.families import Family, Injection
+from datagauntlet.envs.event_recon.records import (
+    Defect,
+    Envelope,
+    IngestRow,
+    LedgerEntry,
+    Projection,
+)
+from datagauntlet.envs.event_recon.statement import statement_projection
+from datagauntlet.envs.event_recon.wire import render
+
+MAX_PAIRS_PER_PARTNER = 1.0
+DEFECTS_BY_TIER = {1: (1, 1), 2: (2, 2), 3: (3, 5), 4: (4, 5)}
+
+CONDITIONS = (
+    "1-clean-world-is-clean",
+    "2-every-defect-moves-a-balance",
+    "3-named-partners-visibly-wrong",
+    "4-untouched-partners-correct",
+    "5-blast-radius",
+    "6-statement-not-a-solution",
+    "7-contract-needed",
+    "8-tier1-one-partner",
+    "9-distinct-families",
+    "10-tier4-interacts",
+)
+
+
+@dataclass
+class Built:
+    """A draft rendered and run through the platform's builder."""
+
+    draft: Draft
+    envelopes: list[Envelope]
+    entries: list[LedgerEntry]
+    ingest: list[IngestRow]
+    order_truth: truth.OrderLines
+    correct: Projection
+    shipped: Projection
+
+    def order_shipped(self) -> truth.OrderLines:
+        out: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
+        for e in self.entries:
+            if e.order_ref is not None:
+                out[e.order_ref][(e.partner_id, e.period)] += e.amount_minor
+        return {o: {k: v for k, v in lines.items() if v} for o, lines in out.items()}
+
+    def moved_orders(self) -> list[str]:
+        shipped = self.order_shipped()
+        return [
+            o.order_id
+            for o in self.draft.orders
+            if shipped.get(o.order_id, {})
+            != {k: v for k, v in self.order_truth[o.order_id].items() if v}
+        ]
+
+
+def ledger_projection(
+    partners: list[str] | tuple[str, ...], entries: list[LedgerEntry]
+) -> Projection:
+    totals: dict[str, dict[str, int]] = {p: defaultdict(int) for p in partners}
+    for e in entries:
+        totals.setdefault(e.partner_id, defaultdict(int))[e.period] += e.amount_minor
+    return {p: {k: v for k, v in sorted(t.items()) if v} for p, t in sorted(totals.items())}
+
+
+def run(draft: Draft) -> Built:
+    envelopes = render(draft)
+    entries, ingest = build(draft, envelopes)
+    entries = entries + list(draft.manual)
+    lines = truth.all_order_lines(draft)
+    return Built(
+        draft,
+        envelopes,
+        entries,
+        ingest,
+        lines,
+        truth.project(draft, lines),
+        ledger_projection(list(draft.partners), entries),
+    )
+
+
+def apply(clean: Draft, injections: list[Injection], families: dict[str, Family]) -> Draft:
+    draft = clean.copy()
+    for inj in injections:
+        families[inj.family].apply(draft, inj)
+    return draft
+
+
+def named_partners(inj: Injection, families: dict[str, Family]) -> tuple[str, ...]:
+    fam = families[inj.family]
+    named = getattr(fam, "named", None)
+    return tuple(named(inj)) if named else (inj.partner_id,)
+
+
+@dataclass
+class Evaluation:
+    tier: int
+    final: Built
+    manifest: tuple[Defect, ...]
+    failed: list[str] = field(default_factory=list)
+    repairable: tuple[str, ...] = ()
+
+
+def evaluate(clean: Draft, injections: list[Injection], families: dict[str, Family]) -> Evaluation:
+    """Check a plan against all ten conditions; `failed` lists the ones it breaks."""
+    tier = clean.tier
+    failed: list[str] = []
+    base = run(clean)
+    if base.shipped != base.correct:
+        failed.append(CONDITIONS[0])
+    final = run(apply(clean, injections, families))
+    manifest: list[Defect] = []
+    for inj in injections:
+        alone = run(apply(clean, [inj], families))
+        moved = alone.moved_orders()
+        broken = {p for p in alone.draft.partners if alone.shipped[p] != alone.correct[p]}
+        if not broken:
+            failed.append(CONDITIONS[1])
+        shipped_lines = alone.order_shipped()
+        index = {o.order_id: o for o in alone.draft.orders}
+        extra_ids: dict[str, list[str]] = defaultdict(list)
+        for x in alone.draft.extras:
+            extra_ids[x.source_event].append(x.event_id)
+        for p in sorted(broken):
+            evidence: set[str] = set()
+            for oid in moved:
+                touched = {k[0] for k in shipped_lines.get(oid, {})} | {
+                    k[0] for k in alone.order_truth[oid]
+                }
+                if p in touched:
+                    for eid in index[oid].events():
+                        evidence.add(eid)
+                        evidence.update(extra_ids.get(eid, ()))
+            manifest.append(Defect(inj.family, p, tuple(sorted(evidence))))
+    named = {d.partner_id for d in manifest}
+    broken_final = {p for p in final.draft.partners if final.shipped[p] != final.correct[p]}
+    if not named <= broken_final:
+        failed.append(CONDITIONS[2])
+    if broken_final - named:
+        failed.append(CONDITIONS[3])
+    pairs = {(d.family, d.partner_id) for d in manifest}
+    if len(pairs) > MAX_PAIRS_PER_PARTNER * len(final.draft.partners):
+        failed.append(CONDITIONS[4])
+    statement = statement_projection(final.draft)
+    if any(statement.get(p, {}) == final.correct[p] for p in broken_final):
+        failed.append(CONDITIONS[5])
+    repaired = bookkeeping_projection(final.draft, final.envelopes, final.entries)
+    repairable = tuple(sorted(p for p in broken_final if repaired.get(p, {}) == final.correct[p]))
+    if 2 * len(repairable) > len(broken_final):
+        failed.append(CONDITIONS[6])
+    if tier == 1 and (len(injections) != 1 or len(broken_final) != 1):
+        failed.append(CONDITIONS[7])
+    families_used = [inj.family for inj in injections]
+    if tier >= 2 and len(set(families_used)) != len(families_used):
+        failed.append(CONDITIONS[8])
+    if tier == 4:
+        per_partner: dict[str, set[int]] = defaultdict(set)
+        for i, inj in enumerate(injections):
+            for p in {d.partner_id for d in manifest if d.family == inj.family}:
+                per_partner[p].add(i)
+        interacts = any(len(v) >= 2 for v in per_partner.values())
+        reasoning = any(families[f].contract_reasoning for f in families_used)
+        if not (interacts and reasoning):
+            failed.append(CONDITIONS[9])
+    return Evaluation(tier, final, tuple(manifest), failed, repairable)
+
+
+def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection] | None:
+    """A plan for the draft's tier: distinct families from T2 on; T3 and T4 share a partner."""
+    tier = clean.tier
+    lo, hi = DEFECTS_BY_TIER[tier]
+    n = k.randint("n-defects", 0, lo, hi)
+    names = sorted(families)
+    chosen = k.sample("families", names, n)
+    if tier == 4 and not any(families[f].contract_reasoning for f in chosen):
+        reasoning = [f for f in names if families[f].contract_reasoning and f not in chosen]
+        chosen[-1] = k.choice("reasoning-family", 0, reasoning)
+    # Reference families claim whole codes: plan them first.
+    chosen.sort(key=lambda f: (families[f].where != "reference", names.index(f)))
+    partners = [p for p in clean.partners if clean.partners[p].merged_into is None]
+    hub = k.choice("hub", 0, partners)
+    used: set[str] = set()
+    claimed: set[str] = set()
+    plan: list[Injection] = []
+    for i, name in enumerate(chosen):
+        if tier >= 3 and i < 2:
+            order = [hub, *k.shuffled(f"partners-{i}", [p for p in partners if p != hub])]
+        else:
+            order = k.shuffled(f"partners-{i}", [p for p in partners if p not in used or tier >= 3])
+        severity = k.randint("severity", i, 1, 3)
+        inj = None
+        for attempt, partner in enumerate(order[:6]):
+            inj = families[name].plan(
+                clean, partner, severity, Keyed(f"{k.seed}/{name}/{i}/{attempt}"), claimed
+            )
+            if inj is not None:
+                break
+        if inj is None:
+            return None
+        claimed.update(inj.orders)
+        used.update(named_partners(inj, families))
+        plan.append(inj)
+    return plan
