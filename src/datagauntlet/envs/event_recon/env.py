@@ -8,7 +8,8 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon.config import EventReconConfig
+from datagauntlet.core.seeding import task_seed
+from datagauntlet.envs.event_recon.config import TIERS, EventReconConfig
 from datagauntlet.envs.event_recon.episode import EventReconEpisode
 from datagauntlet.envs.event_recon.grader import METRICS, WEIGHTS, Truth
 
@@ -55,7 +56,7 @@ def truth_of(world: Any) -> Truth:
         evidence=evidence,
         correct=world.correct,
         shipped=world.shipped,
-        project=lambda path: project_ledger(path, schema),
+        project=lambda path: project_ledger(path, schema, world.partner_ids),
         partner_column=getattr(schema, "partner_column", "partner_id"),
     )
 
@@ -66,15 +67,31 @@ class EventReconEnv(Environment):
     weights = WEIGHTS
     metric_names = METRICS
     reference = "reference"
-    default_task_count = 120
+    default_task_count = 4  # eval/train/test when n is not given; public is always 120
 
     config: EventReconConfig
 
     # --- tasks -------------------------------------------------------------------------------
-    def _records(self, split: str) -> list[Any]:
+    # "public": the 120 published tasks, 30 per tier. "eval": the same tasks interleaved by tier
+    # (t1, t2, t3, t4, t1, ...), so any prefix is balanced; its default size is a quick sample.
+    # "train" and "test": unbounded fresh seeds from the core's hash streams, tiers in turn.
+    # Held-out and family-module splits come from the split tables (splits.py).
+    def _records(self, split: str, upto: int | None) -> list[Any]:
         from datagauntlet.envs.event_recon import splits
 
-        records = list(splits.tasks(split, self.config.family_module))
+        if split in ("train", "test"):
+            count = self.default_task_count if upto is None else upto
+            records = [
+                splits.TaskRecord(i, task_seed(self.id, split, i), TIERS[i % len(TIERS)], "")
+                for i in range(count * (4 if self.config.tier else 1))
+            ]
+        elif split == "eval":
+            by_tier = [[r for r in splits.public_tasks() if r.tier == t] for t in TIERS]
+            records = [r for group in zip(*by_tier, strict=False) for r in group]
+        elif split == "public":
+            records = list(splits.public_tasks())
+        else:
+            records = list(splits.split_tasks(split, self.config.family_module))
         if self.config.tier is not None:
             records = [r for r in records if r.tier == self.config.tier]
         if self.config.num_tasks is not None:
@@ -84,23 +101,23 @@ class EventReconEnv(Environment):
     def tasks(self, split: str = "public", n: int | None = None, start: int = 0) -> list[Task]:
         if (n is not None and n < 0) or start < 0:
             raise ValueError("n and start must be >= 0")
-        records = self._records(split)
+        if n is None and split in ("eval", "train", "test"):
+            n = self.default_task_count
+        records = self._records(split, None if n is None else start + n)
         stop = len(records) if n is None else min(len(records), start + n)
         return [self._task(split, r) for r in records[start:stop]]
 
     def _task(self, split: str, record: Any) -> Task:
-        return Task(f"{split}-t{record.tier}-{record.index:04d}", record.seed, split, record.index)
+        return Task(f"{split}-{record.index:05d}", record.seed, split, record.index)
 
     def make_task(self, split: str, index: int) -> Task:
-        for r in self._records(split):
+        for r in self._records(split, index + 1):
             if r.index == index:
                 return self._task(split, r)
         raise ValueError(f"split {split!r} has no task with index {index}")
 
     def tier_of(self, task: Task) -> int:
-        from datagauntlet.envs.event_recon import splits
-
-        for r in splits.tasks(task.split, self.config.family_module):
+        for r in self._records(task.split, task.index + 1):
             if r.index == task.index and r.seed == task.seed:
                 return int(r.tier)
         raise ValueError(f"task {task.id} does not belong to split {task.split!r}")
