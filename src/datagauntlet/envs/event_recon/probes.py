@@ -125,6 +125,11 @@ def _first_event(s: dict[str, Any], partner: str) -> str:
     return str(events[0])
 
 
+def _is_month(value: object) -> bool:
+    text = str(value)
+    return len(text) == 7 and text[4] == "-" and text[:4].isdigit() and text[5:].isdigit()
+
+
 def _placeholder(ep: Episode) -> list[dict[str, str]]:
     return [{"family": _families(ep)[0], "partner_id": PLACEHOLDER_PARTNER, "event_id": "none"}]
 
@@ -188,7 +193,7 @@ def paste_statement(ep: Episode) -> None:
     for row in s["statement"]:
         keys = {k.lower(): v for k, v in row.items()}
         partner = keys.get("partner_id")
-        period = keys.get("period")
+        period = next((v for v in keys.values() if _is_month(v)), None)
         money = next((v for k, v in keys.items() if "commission" in k), None)
         if partner and period and money not in (None, ""):
             by_period = targets.setdefault(partner, {})
