@@ -72,8 +72,9 @@ def main() -> None:
         elapsed = time.perf_counter() - start
         print(f"runner, {workers} worker(s): {3 * 600 / elapsed:.0f} episodes/s")
 
-    server = env.http_server(task)
-    server.start()
+    from datagauntlet.frontdoors.serve import EpisodeHttpServer
+
+    server = EpisodeHttpServer.open(env, task).start()
     try:
         n = 300
         start = time.perf_counter()
@@ -82,8 +83,7 @@ def main() -> None:
                 resp.read()
         print(f"HTTP GET /score round trip: {(time.perf_counter() - start) / n * 1000:.2f} ms")
     finally:
-        server.shutdown()
-        server.server_close()
+        server.close()
 
 
 if __name__ == "__main__":

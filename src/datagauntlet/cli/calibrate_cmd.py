@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
 
 NAME = "calibrate"
 HELP = (
@@ -32,6 +34,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="config for the one --env given, e.g. cases=eval_curated.jsonl",
     )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write an offline HTML report of the calibration (see `datagauntlet report`)",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
@@ -53,6 +60,7 @@ def run(args: argparse.Namespace) -> int:
     if args.config and len(env_ids) != 1:
         raise ValueError("KEY=VALUE config needs exactly one --env")
     console = table_console(stderr=args.json or args.markdown)
+    blocks = []
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
         total = calibration_size(env, args.seeds, args.policy, args.split)
@@ -74,8 +82,9 @@ def run(args: argparse.Namespace) -> int:
                 lambda k, job=job: bar.advance(job, k),
                 args.policy,
             )
+        blocks.append({"env": env_id, "rows": [r.as_dict() for r in rows]})
         if args.json:
-            print(json.dumps({"env": env_id, "rows": [r.as_dict() for r in rows]}, sort_keys=True))
+            print(json.dumps(blocks[-1], sort_keys=True))
             continue
         if args.markdown:
             print(f"### {env_id}\n\n{markdown_table(rows)}\n")
@@ -101,4 +110,10 @@ def run(args: argparse.Namespace) -> int:
                 *(f"{r.components[k]:.3f}" for k in env.weights),
             )
         console.print(table)
+    if args.report:
+        from datagauntlet.frontdoors.report.html import write_report
+        from datagauntlet.frontdoors.report.runs import runs_from_calibration
+
+        write_report(runs_from_calibration(blocks, "calibration"), Path(args.report))
+        print(f"report: {args.report} (open it in a browser)", file=sys.stderr)
     return 0

@@ -18,10 +18,13 @@ SUBCOMMANDS = (
     "datagauntlet.cli.calibrate_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
-    "datagauntlet.cli.dataclean_cmd",
+    "datagauntlet.envs.dataclean.command",  # TODO(core-doors): from the registration's hook
     "datagauntlet.cli.eval_cmd",
     "datagauntlet.cli.mock_model_cmd",
     "datagauntlet.cli.mcp_cmd",
+    "datagauntlet.cli.report_cmd",
+    "datagauntlet.cli.show_cmd",
+    "datagauntlet.cli.rescore_cmd",
 )
 
 

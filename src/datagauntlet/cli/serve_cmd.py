@@ -26,14 +26,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from datagauntlet.frontdoors.serve import EpisodeHttpServer
+
     env = build_env(args.env, args.config)
     task = resolve_task(env, args.seed, args.split)
-    server = env.http_server(task, args.port)
+    try:
+        server = EpisodeHttpServer.open(env, task, port=args.port)
+    except OSError as exc:
+        raise ValueError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
     print(f"serving {env.id} task {task.id} at {server.url} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()
     except KeyboardInterrupt:
         pass
     finally:
-        server.server_close()
+        server.close()
     return 0

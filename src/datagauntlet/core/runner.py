@@ -45,8 +45,11 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
     if policy_name not in policies:
         raise ValueError(f"{env.id} has no policy {policy_name!r}; choose from {sorted(policies)}")
     ep = env.episode(task)
-    policies[policy_name](ep)
-    score = ep.score()
+    try:
+        policies[policy_name](ep)
+        score = ep.score()
+    finally:
+        ep.close()
     return EpisodeResult(
         env.id,
         env.config.as_dict(),

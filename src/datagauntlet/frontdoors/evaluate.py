@@ -19,8 +19,8 @@ from typing import Any
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
-from datagauntlet.frontdoors.pinned import Pinned
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
@@ -114,6 +114,7 @@ def _record(
         "usage": loop.usage.as_dict(),
         "seconds": round(seconds, 3),
         "error": error,
+        "final_answer": loop.final_answer,
         "messages": loop.messages,
     }
 
@@ -124,11 +125,11 @@ async def play_rollout(
     """One rollout; any failure becomes a failed record (reward 0, error kept), never a raise."""
     start = time.perf_counter()
     loop = LoopResult(messages=[])
-    worker = Pinned()
+    live: LiveEpisode | None = None
     try:
-        ep = await worker.run(env.episode, task)
-        await run_loop(ep, model, max_turns_of(env, spec.max_turns), loop, worker)
-        score = await worker.run(ep.score)
+        live = await LiveEpisode.open(env, task)
+        await run_loop(live, model, max_turns_of(env, spec.max_turns), loop)
+        score = await live.score()
     except Exception as exc:
         detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
         return _record(
@@ -141,6 +142,9 @@ async def play_rollout(
             time.perf_counter() - start,
             detail,
         )
+    finally:
+        if live is not None:
+            await live.close()
     return _record(env, spec, task, rollout, loop, score, time.perf_counter() - start)
 
 

@@ -4,7 +4,10 @@
 decided by replaying the request's message history into it (see chat.policy_reply): the same
 history always gets the same answer, and nothing but the request is consulted. JSON and SSE
 streaming are both served. The request's `model` picks a policy by name; any other model name
-gets the server's default policy (the env's reference unless told otherwise).
+gets the server's default policy (the env's reference unless told otherwise). With
+`final_answer=True`, for an env that reads a final message as its submission (dataclean), the
+policy's submitting call is sent as that text instead of a tool call, as a model answering in
+words would.
 
 Standard library only (ThreadingHTTPServer), bound to 127.0.0.1 by default.
 """
@@ -15,18 +18,27 @@ import json
 import socket
 import threading
 import time
+from collections.abc import Sequence
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
-from datagauntlet.frontdoors.chat import policy_reply, rough_tokens
+from datagauntlet.core.final_answer import FinalAnswer
+from datagauntlet.frontdoors.chat import Message, policy_reply, rough_tokens
+from datagauntlet.frontdoors.live import LiveEpisode
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 
 
 class MockModelServer:
     def __init__(
-        self, env: Environment, policy: str | None = None, host: str = "127.0.0.1", port: int = 0
+        self,
+        env: Environment,
+        policy: str | None = None,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        final_answer: bool = False,
+        script: Sequence[Message] | None = None,
     ) -> None:
         policies = env.policies()
         self.default = policy or env.reference
@@ -41,6 +53,12 @@ class MockModelServer:
         # Oracles read the truth from the world, which a model endpoint never has.
         self.policies = {k: p for k, p in policies.items() if not policy_sees_truth(p)}
         self.env_id = env.id
+        self.final_answer = final_answer_of(env) if final_answer else None
+        if final_answer and self.final_answer is None:
+            raise ValueError(f"{env.id} does not read a final message as its submission")
+        # a fixed trajectory instead of a policy: the reply after k assistant messages is
+        # script[k] (tests play one trajectory, malformed calls included, through every door)
+        self.script = [dict(m) for m in script] if script is not None else None
         self.requests = 0
         self._lock = threading.Lock()
         self._httpd = _Server((host, port), _Handler)
@@ -91,7 +109,12 @@ class MockModelServer:
             raise ValueError("messages must be a list of message objects")
         tools = body.get("tools") if isinstance(body.get("tools"), list) else []
         name, policy = self.policy_for(body.get("model"))
-        message = policy_reply(policy, messages, tools)
+        if self.script is not None:
+            turn = sum(1 for m in messages if m.get("role") == "assistant")
+            done = {"role": "assistant", "content": "Done."}
+            message = self.script[turn] if turn < len(self.script) else done
+        else:
+            message = policy_reply(policy, messages, tools, self.final_answer)
         with self._lock:
             self.requests += 1
             serial = self.requests
@@ -114,6 +137,15 @@ class MockModelServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
+
+
+def final_answer_of(env: Environment) -> FinalAnswer | None:
+    """The env's final-answer declaration (None: a final message is not a submission)."""
+    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
+    try:
+        return live.ep.FINAL_ANSWER if live.reads_final_answer else None
+    finally:
+        live.close_sync()
 
 
 class _Server(ThreadingHTTPServer):

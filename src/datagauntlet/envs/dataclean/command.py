@@ -1,7 +1,9 @@
 """`datagauntlet dataclean apply PROGRAM.json INPUT.csv -o OUTPUT.csv`: the engine as a tool.
 
-The program is validated exactly as in the environment (deny by default, protected columns,
-bounded sizes); the report says how many cells each operation changed.
+The env's own CLI subcommand (its registration's command hook): the CLI lists it without
+importing anything here until it runs. The program is validated exactly as in the environment
+(deny by default, protected columns, bounded sizes); the report says how many cells each
+operation changed.
 """
 
 from __future__ import annotations
