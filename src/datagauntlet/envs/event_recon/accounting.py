@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
+from functools import lru_cache
 
 from datagauntlet.envs.event_recon.records import Program, RateVersion
 from datagauntlet.envs.event_recon.zones import zone
@@ -32,6 +33,7 @@ def basis_amount(basis: str, gross: int, tax: int) -> int:
     return gross if basis == "gross" else gross - tax
 
 
+@lru_cache(maxsize=65536)
 def period_of(at: datetime, zone_name: str) -> str:
     """R9: the calendar month of the instant in the program's payout zone."""
     return at.astimezone(zone(zone_name)).strftime("%Y-%m")
@@ -67,5 +69,6 @@ def money_from_wire(value: object) -> int:
     return int((Decimal(value) * 100).to_integral_value(rounding=ROUND_HALF_EVEN))
 
 
+@lru_cache(maxsize=65536)
 def iso(at: datetime) -> str:
     return at.strftime("%Y-%m-%dT%H:%M:%SZ")

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_DOWN, Decimal
+from functools import lru_cache
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon import accounting as acc
@@ -25,6 +26,7 @@ from datagauntlet.envs.event_recon.draft import Draft
 from datagauntlet.envs.event_recon.records import Envelope, IngestRow, LedgerEntry, Program
 
 
+@lru_cache(maxsize=65536)
 def parse_time(text: str) -> datetime:
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 

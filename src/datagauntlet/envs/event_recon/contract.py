@@ -121,8 +121,9 @@ did with each delivery (`applied`, `retry_ignored`, `dead_letter`).
 ## The brand's statement
 
 `partner_statement.csv` is the brand's own summary and is authoritative about volume
-only: per surviving partner and UTC calendar month of the order, the distinct orders it
-knows (`orders`) and their latest gross (`gross_minor`). Its commission column follows
+only: per partner the order's code was issued to (the brand knows nothing of the
+platform's merges) and UTC calendar month of the order, the distinct orders it knows
+(`orders`) and their latest gross (`gross_minor`). Its commission column follows
 the brand's policy, not this contract: the program's `standard` tier rate in force at
 the order, on gross, with no qualification bar, no currency check and no refunds netted.
 

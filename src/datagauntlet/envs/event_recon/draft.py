@@ -7,7 +7,7 @@ Defect families edit a copy of this model; the files are rendered from it at the
 
 from __future__ import annotations
 
-import copy
+import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -92,7 +92,23 @@ class Draft:
     payout_stamp: str = ""
 
     def copy(self) -> Draft:
-        return copy.deepcopy(self)
+        """A copy families may edit: every mutable part is new, frozen records are shared."""
+        orders = [
+            dataclasses.replace(o, effects=[dataclasses.replace(e) for e in o.effects])
+            for o in self.orders
+        ]
+        return dataclasses.replace(
+            self,
+            partners=dict(self.partners),
+            programs=dict(self.programs),
+            schedule=list(self.schedule),
+            codes=list(self.codes),
+            orders=orders,
+            wire={k: dataclasses.replace(d) for k, d in self.wire.items()},
+            extras=list(self.extras),
+            manual=list(self.manual),
+            faults={k: dict(v) for k, v in self.faults.items()},
+        )
 
     def order(self, order_id: str) -> Order:
         for o in self.orders:

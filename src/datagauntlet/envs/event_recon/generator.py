@@ -36,7 +36,7 @@ def plan_world(
         plan = draw(clean, Keyed(f"event-recon/{seed}/{tier}/{attempt}/plan"), fams)
         if plan is None:
             continue
-        ev = evaluate(clean, plan, fams)
+        ev = evaluate(clean, plan, fams, exhaustive=False)
         if not ev.failed:
             return ev, attempt + 1
     raise GenerationError(f"no plan for seed {seed} tier {tier} met the ten conditions")
@@ -83,3 +83,33 @@ def generate(seed: int, tier: int, families: Mapping[str, Family] | None = None)
         attempts=attempts,
         notes={"repairable_without_contract": ev.repairable},
     )
+
+
+class TaskRefused(RuntimeError):
+    """The generator and the independent reconciler disagree: the task is not scored."""
+
+
+def cross_check(world: World) -> int:
+    """Reconcile the world's own files and compare with the generator's correct ledger.
+
+    Returns the number of partner projections compared; raises TaskRefused on a difference.
+    """
+    from datagauntlet.envs.event_recon.reconciler import reconcile_files
+
+    theirs = reconcile_files(world.files)
+    if theirs != world.correct:
+        differ = sorted(
+            p for p in set(theirs) | set(world.correct) if theirs.get(p) != world.correct.get(p)
+        )
+        raise TaskRefused(
+            f"seed {world.seed} tier {world.tier}: generator and reconciler disagree on "
+            f"{len(differ)} partner(s), first {differ[0]}"
+        )
+    return len(theirs)
+
+
+def build_task(seed: int, tier: int, families: Mapping[str, Family] | None = None) -> World:
+    """A world that passed all ten conditions and the cross-check (else TaskRefused)."""
+    world = generate(seed, tier, families)
+    cross_check(world)
+    return world

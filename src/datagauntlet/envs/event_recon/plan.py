@@ -116,46 +116,20 @@ class Evaluation:
     repairable: tuple[str, ...] = ()
 
 
-def evaluate(clean: Draft, injections: list[Injection], families: dict[str, Family]) -> Evaluation:
-    """Check a plan against all ten conditions; `failed` lists the ones it breaks."""
+def evaluate(
+    clean: Draft, injections: list[Injection], families: dict[str, Family], exhaustive: bool = True
+) -> Evaluation:
+    """Check a plan against all ten conditions; `failed` lists the ones it breaks.
+
+    With `exhaustive=False` (generation) it stops at the first failure, cheapest checks first.
+    """
     tier = clean.tier
     failed: list[str] = []
     base = run(clean)
+    final = run(apply(clean, injections, families))
     if base.shipped != base.correct:
         failed.append(CONDITIONS[0])
-    final = run(apply(clean, injections, families))
-    manifest: list[Defect] = []
-    for inj in injections:
-        alone = run(apply(clean, [inj], families))
-        moved = alone.moved_orders()
-        broken = {p for p in alone.draft.partners if alone.shipped[p] != alone.correct[p]}
-        if not broken:
-            failed.append(CONDITIONS[1])
-        shipped_lines = alone.order_shipped()
-        index = {o.order_id: o for o in alone.draft.orders}
-        extra_ids: dict[str, list[str]] = defaultdict(list)
-        for x in alone.draft.extras:
-            extra_ids[x.source_event].append(x.event_id)
-        for p in sorted(broken):
-            evidence: set[str] = set()
-            for oid in moved:
-                touched = {k[0] for k in shipped_lines.get(oid, {})} | {
-                    k[0] for k in alone.order_truth[oid]
-                }
-                if p in touched:
-                    for eid in index[oid].events():
-                        evidence.add(eid)
-                        evidence.update(extra_ids.get(eid, ()))
-            manifest.append(Defect(inj.family, p, tuple(sorted(evidence))))
-    named = {d.partner_id for d in manifest}
     broken_final = {p for p in final.draft.partners if final.shipped[p] != final.correct[p]}
-    if not named <= broken_final:
-        failed.append(CONDITIONS[2])
-    if broken_final - named:
-        failed.append(CONDITIONS[3])
-    pairs = {(d.family, d.partner_id) for d in manifest}
-    if len(pairs) > MAX_PAIRS_PER_PARTNER * len(final.draft.partners):
-        failed.append(CONDITIONS[4])
     statement = statement_projection(final.draft)
     if any(statement.get(p, {}) == final.correct[p] for p in broken_final):
         failed.append(CONDITIONS[5])
@@ -168,16 +142,54 @@ def evaluate(clean: Draft, injections: list[Injection], families: dict[str, Fami
     families_used = [inj.family for inj in injections]
     if tier >= 2 and len(set(families_used)) != len(families_used):
         failed.append(CONDITIONS[8])
+    if failed and not exhaustive:
+        return Evaluation(tier, final, (), failed, repairable)
+    manifest: list[Defect] = []
+    for inj in injections:
+        alone = run(apply(clean, [inj], families))
+        broken = {p for p in alone.draft.partners if alone.shipped[p] != alone.correct[p]}
+        if not broken:
+            failed.append(CONDITIONS[1])
+        manifest.extend(_defects(inj, alone, broken))
+    named = {d.partner_id for d in manifest}
+    if not named <= broken_final:
+        failed.append(CONDITIONS[2])
+    if broken_final - named:
+        failed.append(CONDITIONS[3])
+    pairs = {(d.family, d.partner_id) for d in manifest}
+    if len(pairs) > MAX_PAIRS_PER_PARTNER * len(final.draft.partners):
+        failed.append(CONDITIONS[4])
     if tier == 4:
-        per_partner: dict[str, set[int]] = defaultdict(set)
-        for i, inj in enumerate(injections):
-            for p in {d.partner_id for d in manifest if d.family == inj.family}:
-                per_partner[p].add(i)
+        per_partner: dict[str, set[str]] = defaultdict(set)
+        for d in manifest:
+            per_partner[d.partner_id].add(d.family)
         interacts = any(len(v) >= 2 for v in per_partner.values())
         reasoning = any(families[f].contract_reasoning for f in families_used)
         if not (interacts and reasoning):
             failed.append(CONDITIONS[9])
-    return Evaluation(tier, final, tuple(manifest), failed, repairable)
+    return Evaluation(tier, final, tuple(manifest), sorted(set(failed), key=CONDITIONS.index), repairable)
+
+
+def _defects(inj: Injection, alone: Built, broken: set[str]) -> list[Defect]:
+    """One manifest entry per partner the injection alone broke; evidence is every event id
+    (re-emissions included) on the orders it moved that touch that partner."""
+    shipped_lines = alone.order_shipped()
+    index = {o.order_id: o for o in alone.draft.orders}
+    extra_ids: dict[str, list[str]] = defaultdict(list)
+    for x in alone.draft.extras:
+        extra_ids[x.source_event].append(x.event_id)
+    moved = alone.moved_orders()
+    out = []
+    for p in sorted(broken):
+        evidence: set[str] = set()
+        for oid in moved:
+            touched = {k[0] for k in shipped_lines.get(oid, {})} | {k[0] for k in alone.order_truth[oid]}
+            if p in touched:
+                for eid in index[oid].events():
+                    evidence.add(eid)
+                    evidence.update(extra_ids.get(eid, ()))
+        out.append(Defect(inj.family, p, tuple(sorted(evidence))))
+    return out
 
 
 def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection] | None:

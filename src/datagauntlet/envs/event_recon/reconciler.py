@@ -11,13 +11,14 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.envs.event_recon.records import Projection
+from datagauntlet.envs.event_recon.records import FILES, Projection
 from datagauntlet.envs.event_recon.zones import zone
 
 
@@ -92,12 +93,18 @@ def _fee(basis: int, rate_bps: int) -> int:
 
 
 def reconcile(workspace: str | Path) -> Projection:
-    """The contract's balance projection of the task in `workspace`."""
+    """The contract's balance projection of the task in the directory `workspace`."""
     root = Path(workspace)
-    terms = read_terms((root / "INTEGRATION.md").read_text(encoding="utf-8"))
+    return reconcile_files({name: (root / name).read_bytes() for name in FILES})
+
+
+def reconcile_files(files: Mapping[str, bytes]) -> Projection:
+    """The same, from the four files' bytes (the database is opened in memory)."""
+    terms = read_terms(files["INTEGRATION.md"].decode("utf-8"))
     f = terms.fields
-    conn = sqlite3.connect(f"file:{root / 'db.sqlite'}?mode=ro", uri=True)
+    conn = sqlite3.connect(":memory:")
     try:
+        conn.deserialize(files["db.sqlite"])
         partners = {
             pid: (tier, merged)
             for pid, tier, merged in conn.execute(
@@ -117,7 +124,7 @@ def reconcile(workspace: str | Path) -> Projection:
 
     seen: set[str] = set()
     effects: dict[tuple[str, int], dict[str, Any]] = {}
-    for line in (root / "webhooks.jsonl").read_text(encoding="utf-8").splitlines():
+    for line in files["webhooks.jsonl"].decode("utf-8").splitlines():
         if not line.strip():
             continue
         envelope = json.loads(line)

@@ -1,7 +1,7 @@
 """The brand's statement: right about volume, wrong about money under its own policy.
 
-Its policy (published in INTEGRATION.md): per partner and UTC calendar month of the order, the
-distinct orders it knows and their latest gross; commission at the program's `standard` tier
+Its policy (published in INTEGRATION.md): per partner the code was issued to (the brand knows
+nothing of the platform's merges) and UTC calendar month of the order, the distinct orders it knows and their latest gross; commission at the program's `standard` tier
 rate in force at the order, on gross, with no qualification bar and no refunds netted.
 """
 
@@ -28,7 +28,7 @@ def statement_rows(draft: Draft) -> list[StatementRow]:
         row = draft.code_row_at(order.code, acc.iso(order.at))
         if row is None:
             continue
-        partner = draft.survivor(row.partner_id)
+        partner = row.partner_id  # the brand knows the code's holder, not the platform's merges
         gross = _latest_gross(order)
         rate = acc.rate_for(draft.schedule, row.program_id, "standard", order.at)
         cell = cells[(partner, order.at.strftime("%Y-%m"))]

@@ -7,7 +7,7 @@ import json
 from datetime import datetime
 from typing import Any
 
-from datagauntlet.core.seeding import hash64
+from datagauntlet.core.seeding import HashPrefix
 from datagauntlet.envs.event_recon.accounting import iso
 from datagauntlet.envs.event_recon.draft import Delivery, Draft, Effect, Order
 from datagauntlet.envs.event_recon.records import Envelope
@@ -77,16 +77,17 @@ def event_index(draft: Draft) -> dict[str, tuple[Order, Effect | None]]:
 
 def render(draft: Draft) -> list[Envelope]:
     """Every delivery, sorted by receipt time (ties broken by a keyed hash, never by id)."""
+    tie = HashPrefix(draft.seed, "tie")
     items: list[tuple[datetime, int, str, str, int, Delivery]] = []
     for event_id, d in draft.wire.items():
-        items.append((d.received_at, hash64(draft.seed, "tie", event_id), event_id, event_id, 1, d))
+        items.append((d.received_at, tie.at(event_id), event_id, event_id, 1, d))
     for x in draft.extras:
         d = draft.wire[x.source_event]
         moved = Delivery(x.received_at, d.backfill, d.batch, d.money_style)
         items.append(
             (
                 x.received_at,
-                hash64(draft.seed, "tie", x.event_id, x.attempt),
+                tie.at(x.event_id, x.attempt),
                 x.source_event,
                 x.event_id,
                 x.attempt,
@@ -110,7 +111,6 @@ def render(draft: Draft) -> list[Envelope]:
                 batch=d.batch,
                 received_at=iso(received),
                 payload=payload,
-                signature=signature(payload),
             )
         )
     return out

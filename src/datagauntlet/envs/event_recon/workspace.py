@@ -10,6 +10,7 @@ import sqlite3
 from pathlib import Path
 
 from datagauntlet.envs.event_recon.draft import Draft
+from datagauntlet.envs.event_recon.wire import signature
 from datagauntlet.envs.event_recon.records import (
     FILES,
     Envelope,
@@ -129,7 +130,7 @@ def jsonl_bytes(envelopes: list[Envelope]) -> bytes:
                     "backfill": e.backfill,
                     "batch": e.batch,
                     "received_at": e.received_at,
-                    "signature": e.signature,
+                    "signature": e.signature or signature(e.payload),
                     "payload": e.payload,
                 },
                 separators=(", ", ": "),
