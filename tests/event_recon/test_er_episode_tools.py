@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from er_helpers import open_episode
 
-from datagauntlet.envs.event_recon.agent_workspace import INPUT_FILES
+from datagauntlet.envs.event_recon.records import FILES as INPUT_FILES
 
 TOOLS = ["sql_query", "read_file", "write_file", "run_python", "submit_report"]
 
@@ -23,7 +23,7 @@ def test_exactly_the_five_tools_and_no_shell() -> None:
 
 def test_workspace_holds_exactly_the_four_inputs_and_close_removes_it() -> None:
     with open_episode() as ep:
-        root = ep.workspace.root
+        root = ep.root
         assert sorted(p.name for p in root.iterdir()) == sorted(INPUT_FILES)
     assert not root.exists()
     ep.close()  # safe twice
@@ -66,7 +66,7 @@ def test_sql_byte_bound_stops_wide_cells_inside_the_row_bound() -> None:
 )
 def test_sql_is_read_only_and_changes_nothing(query: str) -> None:
     with open_episode() as ep:
-        db = ep.workspace.root / "db.sqlite"
+        db = ep.root / "db.sqlite"
         before = db.read_bytes()
         out = ep.call("sql_query", {"query": query})
         assert "error" in out
@@ -83,7 +83,7 @@ def test_sql_timeout_is_configurable() -> None:
 # --- read_file / write_file ------------------------------------------------------------------
 def test_read_file_pages_within_the_byte_limit() -> None:
     with open_episode(read_bytes_limit=1_000) as ep:
-        total = (ep.workspace.root / "webhooks.jsonl").stat().st_size
+        total = (ep.root / "webhooks.jsonl").stat().st_size
         text, offset, calls = "", 0, 0
         while offset is not None and calls < 10_000:
             out = ep.call("read_file", {"path": "webhooks.jsonl", "offset": offset})
@@ -91,7 +91,7 @@ def test_read_file_pages_within_the_byte_limit() -> None:
             text += out["content"]
             offset = out["next_offset"]
             calls += 1
-        assert text.encode() == (ep.workspace.root / "webhooks.jsonl").read_bytes()
+        assert text.encode() == (ep.root / "webhooks.jsonl").read_bytes()
         assert calls == -(-total // 1_000) or calls >= total // 1_000
 
 
@@ -99,7 +99,7 @@ def test_default_read_limit_is_120000_bytes() -> None:
     with open_episode() as ep:
         out = ep.call("read_file", {"path": "webhooks.jsonl"})
         assert out["bytes"] <= 120_000
-        assert out["total_bytes"] == (ep.workspace.root / "webhooks.jsonl").stat().st_size
+        assert out["size"] == (ep.root / "webhooks.jsonl").stat().st_size
 
 
 @pytest.mark.parametrize(
@@ -114,7 +114,7 @@ def test_paths_outside_the_workspace_are_refused(path: str) -> None:
 
 def test_a_symlink_out_of_the_workspace_is_not_followed() -> None:
     with open_episode() as ep:
-        (ep.workspace.root / "link").symlink_to("/etc")
+        (ep.root / "link").symlink_to("/etc")
         assert "error" in ep.call("read_file", {"path": "link/passwd"})
         assert "error" in ep.call("write_file", {"path": "link/evil", "content": "x"})
 
@@ -122,22 +122,17 @@ def test_a_symlink_out_of_the_workspace_is_not_followed() -> None:
 @pytest.mark.parametrize("name", INPUT_FILES)
 def test_the_four_inputs_cannot_be_overwritten(name: str) -> None:
     with open_episode() as ep:
-        before = (ep.workspace.root / name).read_bytes()
+        before = (ep.root / name).read_bytes()
         out = ep.call("write_file", {"path": name, "content": "gone"})
         assert "error" in out
-        assert (ep.workspace.root / name).read_bytes() == before
+        assert (ep.root / name).read_bytes() == before
 
 
 def test_written_files_are_read_back() -> None:
     with open_episode() as ep:
-        assert ep.call("write_file", {"path": "notes/a.txt", "content": "héllo"})["bytes"] == 6
+        out = ep.call("write_file", {"path": "notes/a.txt", "content": "héllo"})
+        assert out["bytes"] == 6
         assert ep.call("read_file", {"path": "notes/a.txt"})["content"] == "héllo"
-
-
-def test_binary_database_is_refused_by_read_file() -> None:
-    with open_episode() as ep:
-        out = ep.call("read_file", {"path": "db.sqlite"})
-        assert "error" in out and "sql_query" in out["error"]
 
 
 # --- run_python --------------------------------------------------------------------------------
@@ -149,7 +144,7 @@ def test_run_python_sees_a_copy_and_cannot_damage_the_workspace() -> None:
         "print(os.getcwd())\n"
     )
     with open_episode() as ep:
-        root = ep.workspace.root
+        root = ep.root
         before = {n: (root / n).read_bytes() for n in INPUT_FILES}
         out = ep.call("run_python", {"code": code})
         assert out["exit_code"] == 0 and out["stdout"].strip() == "/workspace"
@@ -222,5 +217,5 @@ def test_script_is_snapshotted_at_submission() -> None:
     with open_episode() as ep:
         ep.call("write_file", {"path": "fix.py", "content": "pass\n"})
         ep.call("submit_report", {"findings": [_finding()], "script_path": "fix.py"})
-        (ep.workspace.root / "fix.py").write_text("raise SystemExit(1)\n")
+        (ep.root / "fix.py").write_text("raise SystemExit(1)\n")
         assert ep.score().metrics["script_bytes"] == 5

@@ -8,33 +8,31 @@ and tells the agent nothing about its score. `close()` removes the workspace.
 from __future__ import annotations
 
 import hashlib
-import sqlite3
+import shutil
 import tempfile
-import time
 from pathlib import Path
 from typing import Any, ClassVar
 
 from datagauntlet.core.action_log import canonical_json
-from datagauntlet.core.episode import Episode, Task, ToolError
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
-from datagauntlet.core.sql_sandbox import SandboxLimits, SqlRefused, SqlSandbox
-from datagauntlet.core.tools import Tool, params
-from datagauntlet.envs.event_recon.agent_workspace import (
-    INPUT_FILES,
-    MAX_WRITE_BYTES,
-    PathRefused,
-    Workspace,
-)
+from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 from datagauntlet.envs.event_recon.config import EventReconConfig
 from datagauntlet.envs.event_recon.grader import Outcome, Truth, grade
+from datagauntlet.envs.event_recon.records import FILES
 from datagauntlet.envs.event_recon.remediation import run_graded
-from datagauntlet.envs.event_recon.sandbox_run import Walls, run_script
+from datagauntlet.envs.event_recon.sandbox_run import Walls
+from datagauntlet.envs.event_recon.tools import PythonToolset, ReconSqlToolset
+from datagauntlet.kits.sql import SandboxLimits
+from datagauntlet.kits.workspace import WorkspaceToolset
 
 MAX_CALLS = 400  # an in-process backstop; front doors stop a model at max_turns
 MAX_QUERY_CHARS = 20_000
-MAX_CODE_CHARS = 200_000
 MAX_FINDINGS = 5_000
-RUN_FILE = ".run_python_main.py"
+MAX_WRITE_BYTES = 1_000_000
+MAX_FILES = 200
+SCRIPT_CPU_SECONDS = 60.0
+
 
 SYSTEM_PROMPT = """\
 You are reconciling a creator-referral platform's commission ledger against the webhook events
@@ -69,8 +67,8 @@ The ledger of {brand} and its statement do not reconcile. Read the contract, fin
 db.sqlite (run from the workspace directory), and submit both with submit_report."""
 
 
-def _tools(families: tuple[str, ...], limits: EventReconConfig) -> tuple[Tool, ...]:
-    finding = {
+def _finding_schema(families: tuple[str, ...]) -> dict[str, Any]:
+    return {
         "type": "object",
         "properties": {
             "family": {"type": "string", "enum": list(families), "description": "defect family"},
@@ -88,119 +86,37 @@ def _tools(families: tuple[str, ...], limits: EventReconConfig) -> tuple[Tool, .
         "required": ["family", "partner_id", "event_id"],
         "additionalProperties": False,
     }
-    return (
-        Tool(
-            "sql_query",
-            f"Run one read-only SQL statement (SELECT/WITH) on db.sqlite. At most "
-            f"{limits.sql_row_limit} rows and {limits.sql_response_bytes:,} bytes come back; "
-            "`truncated` and `truncated_by` say when a bound cut the answer.",
-            params(
-                {
-                    "query": {
-                        "type": "string",
-                        "maxLength": MAX_QUERY_CHARS,
-                        "description": "one SQLite SELECT statement",
-                    }
-                }
-            ),
-        ),
-        Tool(
-            "read_file",
-            f"Read a workspace file as UTF-8 text, at most {limits.read_bytes_limit:,} bytes a "
-            "call; pass next_offset back as offset for the next page.",
-            params(
-                {
-                    "path": {
-                        "type": "string",
-                        "maxLength": 255,
-                        "description": "a path relative to the workspace, e.g. INTEGRATION.md",
-                    },
-                    "offset": {
-                        "type": "integer",
-                        "minimum": 0,
-                        "description": "byte offset to start at (default 0)",
-                    },
-                },
-                required=["path"],
-            ),
-        ),
-        Tool(
-            "write_file",
-            "Write a UTF-8 text file into the workspace (created or replaced). The four input "
-            "files cannot be overwritten.",
-            params(
-                {
-                    "path": {
-                        "type": "string",
-                        "maxLength": 255,
-                        "description": "a path relative to the workspace, e.g. fix.py",
-                    },
-                    "content": {
-                        "type": "string",
-                        "maxLength": MAX_WRITE_BYTES,
-                        "description": "the file's full text",
-                    },
-                }
-            ),
-            mutates=True,
-        ),
-        Tool(
-            "run_python",
-            f"Run Python code (standard library only, no network, {limits.python_timeout_seconds:g}"
-            " s) with a throwaway copy of the workspace as its working directory. Returns "
-            "exit_code, stdout and stderr; files it writes are discarded.",
-            params(
-                {
-                    "code": {
-                        "type": "string",
-                        "maxLength": MAX_CODE_CHARS,
-                        "description": "a Python program",
-                    }
-                }
-            ),
-        ),
-        Tool(
-            "submit_report",
-            "Submit the findings and the remediation script. Accepted once; it ends the episode.",
-            params(
-                {
-                    "findings": {
-                        "type": "array",
-                        "maxItems": MAX_FINDINGS,
-                        "items": finding,
-                        "description": "one entry per (defect family, partner) you found",
-                    },
-                    "script_path": {
-                        "type": "string",
-                        "maxLength": 255,
-                        "description": "the remediation script in the workspace, e.g. fix.py",
-                    },
-                }
-            ),
-            mutates=True,
-        ),
+
+
+class EventReconEpisode(Episode[EventReconConfig]):
+    TOOL_ORDER: ClassVar[tuple[str, ...]] = (
+        "sql_query",
+        "read_file",
+        "write_file",
+        "run_python",
+        "submit_report",
     )
-
-
-class EventReconEpisode(Episode):
     max_calls = MAX_CALLS
-    TOOLS: ClassVar[tuple[Tool, ...]] = ()  # per task: the families enum is the task's own
 
     def __init__(self, env: Any, task: Task, world: Any, truth_of: Any) -> None:
         super().__init__(env, task)
-        self.config: EventReconConfig = env.config
+        cfg = self.config
         self.world = world
         self._truth_of = truth_of
         self.families: tuple[str, ...] = tuple(world.families)
-        self.TOOLS = _tools(self.families, self.config)  # type: ignore[misc]
-        self._tools = {t.name: t for t in self.TOOLS}
-        self.workspace = Workspace(dict(world.files))
-        self._conn = sqlite3.connect(
-            f"file:{self.workspace.root / 'db.sqlite'}?mode=ro", uri=True, check_same_thread=False
+        self.inputs: dict[str, bytes] = dict(world.files)
+        self.root = Path(tempfile.mkdtemp(prefix="event-recon-")).resolve()
+        self.workspace = WorkspaceToolset(
+            root=self.root,
+            files=self.inputs,
+            max_read_bytes=cfg.read_bytes_limit,
+            max_write_bytes=MAX_WRITE_BYTES,
+            max_total_bytes=MAX_FILES * MAX_WRITE_BYTES,
+            max_files=MAX_FILES + len(FILES),
+            listing=False,
         )
-        cfg = self.config
-        self._sql = SqlSandbox(
-            self._conn,
+        self.sql = ReconSqlToolset(
+            self.root / "db.sqlite",
             SandboxLimits(
                 max_rows=cfg.sql_row_limit,
                 max_cell_chars=cfg.sql_response_bytes,
@@ -211,10 +127,16 @@ class EventReconEpisode(Episode):
                 max_query_chars=MAX_QUERY_CHARS,
             ),
         )
+        self.python = PythonToolset(self.inputs, self.agent_files, cfg.python_timeout_seconds)
         self.report: dict[str, Any] | None = None
         self.submitted_files: dict[str, bytes] = {}
-        self._score: Score | None = None
-        self._closed = False
+        self._outcome: Outcome | None = None
+
+    def toolsets(self) -> list[Toolset]:
+        return [self.workspace, self.sql, self.python]
+
+    def release(self) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
 
     # --- what an agent sees -------------------------------------------------------------------
     @property
@@ -225,87 +147,43 @@ class EventReconEpisode(Episode):
     def prompt(self) -> str:
         return TASK_PROMPT.format(brand=getattr(self.world, "brand", "the partner brand"))
 
-    # --- tools ----------------------------------------------------------------------------------
-    def _path(self, path: str) -> Path:
-        try:
-            return self.workspace.resolve(path)
-        except PathRefused as exc:
-            raise ToolError(str(exc)) from None
-
-    def tool_sql_query(self, query: str) -> dict[str, Any]:
-        start = time.monotonic()
-        try:
-            result = self._sql.query(query)
-        except SqlRefused as exc:
-            self.note(sql_seconds=round(time.monotonic() - start, 6))
-            raise ToolError(str(exc)) from None
-        self.note(tables_read=list(result.tables_read), sql_seconds=time.monotonic() - start)
-        truncated_by = result.truncated_by or ("cell" if result.cells_cut else None)
+    def agent_files(self) -> dict[str, bytes]:
+        """Every file the agent wrote, by workspace path, in sorted order."""
+        listing = self.workspace.list_files()["files"]
         return {
-            "columns": result.columns,
-            "rows": result.rows,
-            "row_count": len(result.rows),
-            "truncated": truncated_by is not None,
-            "truncated_by": truncated_by,
+            f["path"]: self.workspace.read_bytes(f["path"]) for f in listing if not f["read_only"]
         }
 
-    def tool_read_file(self, path: str, offset: int = 0) -> dict[str, Any]:
-        target = self._path(path)
-        if not target.is_file():
-            names = ", ".join(INPUT_FILES)
-            raise ToolError(f"no file {path!r} in the workspace (the inputs are {names})")
-        total = target.stat().st_size
-        if offset > total:
-            raise ToolError(f"offset {offset} is past the end of {path!r} ({total} bytes)")
-        with target.open("rb") as fh:
-            fh.seek(offset)
-            data = fh.read(self.config.read_bytes_limit)
-        if b"\x00" in data:
-            raise ToolError(
-                f"{path!r} is binary; query db.sqlite with sql_query or open it in run_python"
-            )
-        text, used = _utf8_prefix(data)
-        end = offset + used
-        return {
-            "path": self.workspace.relative(target),
-            "content": text,
-            "bytes": used,
-            "total_bytes": total,
-            "truncated": end < total,
-            "next_offset": end if end < total else None,
-        }
-
-    def tool_write_file(self, path: str, content: str) -> dict[str, Any]:
-        data = content.encode("utf-8", errors="surrogatepass")
-        try:
-            target = self.workspace.write(path, data)
-        except PathRefused as exc:
-            raise ToolError(str(exc)) from None
-        return {"path": self.workspace.relative(target), "bytes": len(data)}
-
-    def tool_run_python(self, code: str) -> dict[str, Any]:
-        walls = Walls(self.config.python_timeout_seconds, self.config.python_timeout_seconds)
-        with tempfile.TemporaryDirectory(prefix="er-run-") as tmp:
-            copy = Path(tmp) / "workspace"
-            self.workspace.copy_to(copy)
-            (copy / RUN_FILE).write_text(code, encoding="utf-8", errors="surrogatepass")
-            result = run_script(copy, RUN_FILE, walls)
-            shown = result.for_agent(hide=str(copy), shown_as="/workspace")
-        self.note(exit_code=result.exit_code, wall_s=result.wall_s, violations=result.violations)
-        return shown
-
-    def tool_submit_report(
-        self, findings: list[dict[str, str]], script_path: str
-    ) -> dict[str, Any]:
-        target = self._path(script_path)
-        if self.workspace.is_input(target):
+    # --- the episode's own tool -----------------------------------------------------------------
+    @tool(
+        "Submit the findings and the remediation script. Accepted once; it ends the episode.",
+        lambda self: params(
+            {
+                "findings": {
+                    "type": "array",
+                    "maxItems": MAX_FINDINGS,
+                    "items": _finding_schema(self.families),
+                    "description": "one entry per (defect family, partner) you found",
+                },
+                "script_path": {
+                    "type": "string",
+                    "maxLength": 255,
+                    "description": "the remediation script in the workspace, e.g. fix.py",
+                },
+            }
+        ),
+        mutates=True,
+    )
+    def submit_report(self, findings: list[dict[str, str]], script_path: str) -> dict[str, Any]:
+        files = self.agent_files()
+        rel = "/".join(p for p in script_path.split("/") if p not in ("", "."))
+        if rel in self.inputs:
             raise ToolError(f"{script_path!r} is an input file, not a remediation script")
-        if not target.is_file():
+        if rel not in files:
             raise ToolError(
                 f"no file {script_path!r} in the workspace: write the script with write_file first"
             )
-        rel = self.workspace.relative(target)
-        self.submitted_files = self.workspace.agent_files()
+        self.submitted_files = files
         self.report = {
             "findings": [
                 {"family": f["family"], "partner_id": f["partner_id"], "event_id": f["event_id"]}
@@ -317,50 +195,33 @@ class EventReconEpisode(Episode):
         self.finish("reported")
         return {"status": "accepted", "findings": len(findings), "script_path": rel}
 
-    # --- oracle access, grading, lifecycle -----------------------------------------------------
+    # --- oracle access, grading -----------------------------------------------------------------
     def oracle_truth(self) -> Truth:
         """The hidden truth, for policies marked `sees_truth` only (never a tool)."""
-        return self._truth_of(self.world)
+        return self._truth_of(self.world)  # type: ignore[no-any-return]
+
+    def outcome(self, rerun: bool = False) -> Outcome | None:
+        """The graded run of the submitted script (run once; `rerun` runs it again)."""
+        if self.report is None:
+            return None
+        if self._outcome is None or rerun:
+            self._outcome = run_graded(
+                self.inputs,
+                self.submitted_files,
+                self.report["script_path"],
+                self._truth_of(self.world),
+                Walls(self.config.script_timeout_seconds, SCRIPT_CPU_SECONDS),
+            )
+        return self._outcome
 
     def _grade(self) -> Score:
-        if self._score is None:
-            truth = self._truth_of(self.world)
-            outcome: Outcome | None = None
-            if self.report is not None:
-                outcome = run_graded(
-                    self.workspace,
-                    self.submitted_files,
-                    self.report["script_path"],
-                    truth,
-                    Walls(self.config.script_timeout_seconds, 60.0),
-                )
-            self._score = grade(truth, self.report, outcome, self.log.entries)
-        return self._score
+        return grade(self._truth_of(self.world), self.report, self.outcome(), self.log.entries)
+
+    def rescore(self) -> Score:
+        """Grade again from scratch, the script re-run included (the re-scoring gate)."""
+        truth = self._truth_of(self.world)
+        return grade(truth, self.report, self.outcome(rerun=True), self.log.entries)
 
     def fingerprint(self) -> str:
-        state = {
-            "files": {
-                k: hashlib.sha256(v).hexdigest() for k, v in self.workspace.agent_files().items()
-            },
-            "report": self.report,
-            "done": self.done,
-        }
+        state = {"toolsets": self.toolset_digests(), "report": self.report, "done": self.done}
         return hashlib.sha256(canonical_json(state).encode()).hexdigest()
-
-    def close(self) -> None:
-        if self._closed:
-            return
-        self._closed = True
-        self._conn.close()
-        self.workspace.close()
-
-
-def _utf8_prefix(data: bytes) -> tuple[str, int]:
-    """The longest prefix of `data` that is whole UTF-8 characters, and its byte length."""
-    for cut in range(len(data), max(-1, len(data) - 4), -1):
-        try:
-            return data[:cut].decode("utf-8"), cut
-        except UnicodeDecodeError as exc:
-            if exc.start < cut - 4:  # a bad byte well before the end: not a split character
-                return data.decode("utf-8", errors="replace"), len(data)
-    return data.decode("utf-8", errors="replace"), len(data)

@@ -12,12 +12,12 @@ import hashlib
 import sqlite3
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from datagauntlet.envs.event_recon.agent_workspace import Workspace
 from datagauntlet.envs.event_recon.grader import Outcome, Truth
 from datagauntlet.envs.event_recon.sandbox_run import RunResult, Walls, run_script
+from datagauntlet.envs.event_recon.tools import fill
 
 READ_SECONDS = 20.0
 
@@ -126,13 +126,17 @@ def inspect(
 
 
 def run_graded(
-    workspace: Workspace, files: dict[str, bytes], script_path: str, truth: Truth, walls: Walls
+    inputs: Mapping[str, bytes],
+    files: Mapping[str, bytes],
+    script_path: str,
+    truth: Truth,
+    walls: Walls,
 ) -> Outcome:
     script = files.get(script_path, b"")
     with tempfile.TemporaryDirectory(prefix="er-graded-") as tmp:
         run_dir = Path(tmp) / "workspace"
-        workspace.copy_to(run_dir, files)
+        fill(run_dir, inputs, files)
         pristine = Path(tmp) / "pristine.sqlite"
-        pristine.write_bytes(workspace.input_bytes("db.sqlite"))
+        pristine.write_bytes(inputs["db.sqlite"])
         run = run_script(run_dir, script_path, walls)
         return inspect(pristine, run_dir / "db.sqlite", truth, run, script)
