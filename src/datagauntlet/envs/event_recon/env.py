@@ -79,19 +79,23 @@ class EventReconEnv(Environment):
     def _records(self, split: str, upto: int | None) -> list[Any]:
         from datagauntlet.envs.event_recon import splits
 
+        module = self.config.family_module
         if split in ("train", "test"):
-            count = self.default_task_count if upto is None else upto
+            count = (self.default_task_count if upto is None else upto) * (
+                len(TIERS) if self.config.tier else 1
+            )
             records = [
-                splits.TaskRecord(i, task_seed(self.id, split, i), TIERS[i % len(TIERS)], "")
-                for i in range(count * (4 if self.config.tier else 1))
-            ]
+                splits.TaskRecord(
+                    i, task_seed(self.id, split, i), TIERS[i % len(TIERS)], split,
+                    family_module=module,
+                )
+                for i in range(count)
+            ]  # fmt: skip
         elif split == "eval":
             by_tier = [[r for r in splits.public_tasks() if r.tier == t] for t in TIERS]
             records = [r for group in zip(*by_tier, strict=False) for r in group]
-        elif split == "public":
-            records = list(splits.public_tasks())
         else:
-            records = list(splits.split_tasks(split, self.config.family_module))
+            records = list(splits.split_tasks(split, module))
         if self.config.tier is not None:
             records = [r for r in records if r.tier == self.config.tier]
         if self.config.num_tasks is not None:
@@ -116,22 +120,26 @@ class EventReconEnv(Environment):
                 return self._task(split, r)
         raise ValueError(f"split {split!r} has no task with index {index}")
 
-    def tier_of(self, task: Task) -> int:
+    def record(self, task: Task) -> Any:
+        """The split table's record behind a task (its tier, its family set)."""
         for r in self._records(task.split, task.index + 1):
             if r.index == task.index and r.seed == task.seed:
-                return int(r.tier)
+                return r
         raise ValueError(f"task {task.id} does not belong to split {task.split!r}")
+
+    def tier_of(self, task: Task) -> int:
+        return int(self.record(task).tier)
 
     # --- worlds and episodes --------------------------------------------------------------------
     def world(self, task: Task) -> Any:
-        """The task's world, generated from its seed (truth included: for graders and tests)."""
-        from datagauntlet.envs.event_recon.generator import generate
+        """The task's world, generated from its seed and cross-checked against the reconciler
+        (truth included: for graders and tests)."""
+        from datagauntlet.envs.event_recon.generator import build_task
+        from datagauntlet.envs.event_recon.splits import families_of
 
-        tier = self.tier_of(task)
-        module = self.config.family_module
-        return _WORLDS.get(
-            (task.seed, tier, module), lambda: generate(task.seed, tier, family_module=module)
-        )
+        r = self.record(task)
+        key = (r.seed, r.tier, r.split == "public" or r.family_module)
+        return _WORLDS.get(key, lambda: build_task(r.seed, r.tier, families_of(r)))
 
     def episode_truth(self, task: Task) -> Truth:
         """The grader's truth for a task (for gates and tests; never shown to an agent)."""
