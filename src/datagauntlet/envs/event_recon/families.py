@@ -287,6 +287,9 @@ class CurrencyOrRoundingDrift(_Base):
             self.name, partner_id, tuple(o.order_id for o in chosen), {"mode": mode, "specs": specs}
         )
 
+    def activates(self, inj: Injection) -> str:
+        return "B6" if inj.params["mode"] == "currency" else "B5"
+
     def apply(self, draft, inj):
         for spec in inj.params["specs"]:
             o = draft.order(spec["order"])
@@ -561,6 +564,12 @@ class QualificationBarMismatch(_Fault):
 
     def fault_for(self, inj, order_id):
         return {"bar": inj.params["bars"][order_id]}
+
+
+def activated_bug(family: Family, inj: Injection) -> str:
+    """The latent builder bug this injection activates ("" for a derivation fault)."""
+    activates = getattr(family, "activates", None)
+    return str(activates(inj)) if activates else family.latent_bug
 
 
 def builtin_families() -> dict[str, Family]:
