@@ -1,0 +1,222 @@
+"""Classify each defect from the evidence: which misreading of the contract reproduces what
+the platform booked.
+
+An order is *moved* when the ledger's rows for it differ from what the contract says it books.
+Each defect family is the platform reading one rule wrongly (a latent builder bug set off by
+the wire or the reference data, or a derivation fault), so the family of a moved order is the
+one whose misreading, applied to that order alone, reproduces the booked rows exactly. The two
+families whose misreadings coincide on the wire (schema drift and rounding drift both read
+money by envelope version) are told apart by the evidence itself: a money string with more
+than two decimals.
+
+A (family, partner) pair is reported when that family's moved orders, summed, change the
+partner's balance in some period, which is the manifest's own rule (a defect is listed for a
+partner it alone moved). The cited event is the `order.created` of the first such order.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from dataclasses import dataclass, field, replace
+
+from datagauntlet.envs.event_recon.solver.ledger import (
+    CONTRACT,
+    Ledger,
+    Lines,
+    Reading,
+    World,
+    aggregate,
+    replay_lines,
+    shipped_order_lines,
+)
+
+# Each family and the misreadings that explain it (any one of them).
+HYPOTHESES: dict[str, tuple[Reading, ...]] = {
+    "duplicate_delivery": (replace(CONTRACT, dedup_by_seq=False),),
+    "out_of_order_delivery": (replace(CONTRACT, apply_by_seq=False),),
+    "missing_field_coercion": (replace(CONTRACT, absent_keeps=False),),
+    "schema_drift": (replace(CONTRACT, money_by_type=False),),
+    "currency_or_rounding_drift": (
+        replace(CONTRACT, currency_check=False),
+        replace(CONTRACT, money_by_type=False),
+    ),
+    "partial_backfill": (replace(CONTRACT, hold_orphans=False),),
+    "identity_fragmentation": (replace(CONTRACT, follow_merges=False),),
+    "tier_misconfiguration": (replace(CONTRACT, tier_source="code_cache"),),
+    "gross_net_divergence": (replace(CONTRACT, basis="flip"),),
+    "timezone_boundary": (replace(CONTRACT, zone="UTC"),),
+    "retroactive_program_change": (replace(CONTRACT, rate_version="latest"),),
+    "qualification_bar_mismatch": (
+        replace(CONTRACT, bar="none"),
+        replace(CONTRACT, bar="never"),
+    ),
+}
+SUB_MINOR = re.compile(r"^-?\d+\.\d{3,}$")
+
+
+@dataclass(frozen=True)
+class Finding:
+    family: str
+    partner_id: str
+    event_id: str
+
+    def as_dict(self) -> dict[str, str]:
+        return {"family": self.family, "partner_id": self.partner_id, "event_id": self.event_id}
+
+
+@dataclass
+class Diagnosis:
+    moved: list[str] = field(default_factory=list)  # order ids whose rows are wrong
+    family_of: dict[str, str] = field(default_factory=dict)  # moved order -> family
+    unexplained: dict[str, list[str]] = field(default_factory=dict)  # order -> candidates
+    findings: list[Finding] = field(default_factory=list)
+
+
+def _sub_minor(world: World, order_id: str) -> bool:
+    t = world.terms
+    money_fields = (t.field("gross"), t.field("tax"))
+    return any(
+        isinstance(ev.payload.get(f), str) and SUB_MINOR.match(ev.payload[f])
+        for ev in world.events.get(order_id, [])
+        for f in money_fields
+    )
+
+
+def candidates(world: World, order_id: str, booked: Lines, families: tuple[str, ...]) -> list[str]:
+    """The families whose misreading of this order reproduces what was booked."""
+    out = []
+    for family in families:
+        for reading in HYPOTHESES.get(family, ()):
+            if aggregate(replay_lines(world, order_id, reading)) == booked:
+                out.append(family)
+                break
+    if "schema_drift" in out and "currency_or_rounding_drift" in out:
+        rounding = _sub_minor(world, order_id)
+        out.remove("schema_drift" if rounding else "currency_or_rounding_drift")
+    if len(out) > 1:  # a wire or reference anomaly on the order outweighs a derivation fault
+        seen = [f for f in out if f in WIRE_EVIDENCE and WIRE_EVIDENCE[f](world, order_id)]
+        out = seen or out
+    return out
+
+
+def _money_fields(world: World) -> tuple[str, str]:
+    return world.terms.field("gross"), world.terms.field("tax")
+
+
+def _absent_money(world: World, order_id: str) -> bool:
+    return any(
+        ev.type != "order.created" and any(f not in ev.payload for f in _money_fields(world))
+        for ev in world.events.get(order_id, [])
+    )
+
+
+def _type_against_version(world: World, order_id: str) -> bool:
+    for ev in world.events.get(order_id, []):
+        for f in _money_fields(world):
+            value = ev.payload.get(f)
+            if value is None:
+                continue
+            if (ev.version == 1) != (isinstance(value, int) and not isinstance(value, bool)):
+                return True
+    return False
+
+
+def _re_emitted(world: World, order_id: str) -> bool:
+    ids: dict[int, set[str]] = defaultdict(set)
+    for ev in world.events.get(order_id, []):
+        ids[ev.seq()].add(ev.event_id)
+    return any(len(v) > 1 for v in ids.values())
+
+
+def _out_of_seq(world: World, order_id: str) -> bool:
+    seqs = [ev.seq() for ev in world.events.get(order_id, []) if ev.type == "order.updated"]
+    return seqs != sorted(seqs)
+
+
+def _before_created(world: World, order_id: str) -> bool:
+    first = next(iter(world.events.get(order_id, [])), None)
+    return first is not None and first.type != "order.created"
+
+
+def _code_row(world: World, order_id: str) -> dict[str, str] | None:
+    created = next((e for e in world.events.get(order_id, []) if e.type == "order.created"), None)
+    if created is None:
+        return None
+    t = world.terms
+    at = created.payload.get(t.field("time"))
+    return world.code_row(created.payload.get(t.field("code")), str(at), CONTRACT)
+
+
+def _merged(world: World, order_id: str) -> bool:
+    row = _code_row(world, order_id)
+    return bool(row and (world.partners.get(row["partner_id"]) or {}).get("merged_into"))
+
+
+def _stale_tier(world: World, order_id: str) -> bool:
+    row = _code_row(world, order_id)
+    if not row:
+        return False
+    partner = world.partners.get(world.survivor(row["partner_id"])) or {}
+    return bool(partner.get("tier") != row["tier"])
+
+
+def _foreign(world: World, order_id: str) -> bool:
+    row = _code_row(world, order_id)
+    created = next((e for e in world.events.get(order_id, []) if e.type == "order.created"), None)
+    program = world.terms.programs.get(row["program_id"]) if row else None
+    return bool(created and program and created.payload.get("currency") != program.currency)
+
+
+# What each wire or reference family leaves on the order itself, readable without arithmetic.
+WIRE_EVIDENCE = {
+    "duplicate_delivery": _re_emitted,
+    "out_of_order_delivery": _out_of_seq,
+    "missing_field_coercion": _absent_money,
+    "schema_drift": _type_against_version,
+    "currency_or_rounding_drift": lambda w, o: _foreign(w, o) or _sub_minor(w, o),
+    "partial_backfill": _before_created,
+    "identity_fragmentation": _merged,
+    "tier_misconfiguration": _stale_tier,
+}
+
+
+def diagnose(world: World, ledger: Ledger, families: tuple[str, ...]) -> Diagnosis:
+    shipped = shipped_order_lines(world)
+    diag = Diagnosis()
+    orders = sorted(set(ledger.lines) | set(shipped))
+    for order_id in orders:
+        booked = shipped.get(order_id, {})
+        if booked != ledger.order_lines(order_id):
+            diag.moved.append(order_id)
+    moves: dict[str, dict[str, dict[str, int]]] = defaultdict(
+        lambda: defaultdict(lambda: defaultdict(int))
+    )
+    cite: dict[tuple[str, str], str] = {}
+    found = {o: candidates(world, o, shipped.get(o, {}), families) for o in diag.moved}
+    sure = {f[0] for f in found.values() if len(f) == 1}
+    for order_id in diag.moved:
+        booked = shipped.get(order_id, {})
+        options = found[order_id]
+        if len(options) > 1:  # a coincidence of amounts: side with a defect seen elsewhere
+            options = [f for f in options if f in sure]
+        if len(options) != 1:
+            diag.unexplained[order_id] = found[order_id]
+            continue
+        family = options[0]
+        diag.family_of[order_id] = family
+        right = ledger.order_lines(order_id)
+        created = next(
+            (e.event_id for e in world.events.get(order_id, []) if e.type == "order.created"),
+            None,
+        )
+        for key in set(booked) | set(right):
+            partner, period = key
+            moves[family][partner][period] += booked.get(key, 0) - right.get(key, 0)
+            if created is not None:
+                cite.setdefault((family, partner), created)
+    for family in sorted(moves):
+        for partner in sorted(moves[family]):
+            if any(moves[family][partner].values()) and (family, partner) in cite:
+                diag.findings.append(Finding(family, partner, cite[(family, partner)]))
+    return diag

@@ -1,0 +1,107 @@
+"""The reference policy and the graded-strength policies: they see only the workspace.
+
+Each plays like an agent, through the episode's tools and nothing else: it reads the four
+files (`view.gather`), reads the contract's parameters and rules as written (`terms`),
+computes the ledger from the raw deliveries with its own code (`ledger`), classifies each
+moved order by the misreading that reproduces it (`diagnose`), writes a literal-SQL
+remediation script (`script`) and submits. Because every fact comes from a tool result, each
+replays exactly from its message history (the scripted model plays them that way).
+
+A graded policy knows only some of the rules R1-R14 (both wire-typing rules always): where it
+does not know a rule it reads it the plausible wrong way (`ledger.with_rules`), so what it
+believes is owed, which orders it thinks moved and how it repairs them follow from that.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from datagauntlet.core.env import Policy
+from datagauntlet.core.episode import Episode
+from datagauntlet.envs.event_recon.solver.diagnose import HYPOTHESES, diagnose
+from datagauntlet.envs.event_recon.solver.ledger import (
+    CONTRACT,
+    Reading,
+    World,
+    compute,
+    with_rules,
+)
+from datagauntlet.envs.event_recon.solver.script import FixRefused, plan_fix, render_script
+from datagauntlet.envs.event_recon.solver.terms import read_terms
+from datagauntlet.envs.event_recon.solver.view import gather, ok
+
+SCRIPT_PATH = "remediation.py"
+ACCOUNTING_RULES = tuple(f"R{i}" for i in range(1, 15))
+WIRE_RULES = ("W1", "W2")
+
+
+def families_offered(ep: Episode) -> tuple[str, ...]:
+    """The families the report may name (the submit tool's enum)."""
+    for spec in ep.tool_specs:
+        fn = spec.get("function", spec)
+        if fn.get("name") == "submit_report":
+            item = fn["parameters"]["properties"]["findings"]["items"]
+            return tuple(item["properties"]["family"]["enum"])
+    return ()
+
+
+def play(ep: Episode, reading: Reading, known: frozenset[str] | None = None) -> None:
+    view = gather(ep)
+    terms = read_terms(view.contract)
+    world = World(view, terms)
+    ledger = compute(world, reading)
+    offered = families_offered(ep) or terms.families
+    # A policy can only recognise a family whose rule it knows.
+    families = tuple(
+        f for f in offered if f in HYPOTHESES and (known is None or _rule_of(f) in known)
+    )
+    diag = diagnose(world, ledger, families)
+    columns = view.tables["ledger_entries"].columns
+    try:
+        fix = plan_fix(world, ledger, columns, diag.moved, diag.family_of)
+    except FixRefused:
+        if known is None:
+            raise
+        fix = plan_fix(world, ledger, columns, diag.moved, diag.family_of, check=False)
+    ok(ep, "write_file", {"path": SCRIPT_PATH, "content": render_script(fix)})
+    findings = [f.as_dict() for f in diag.findings]
+    ok(ep, "submit_report", {"findings": findings, "script_path": SCRIPT_PATH})
+
+
+FAMILY_RULE = {
+    "duplicate_delivery": "R2",
+    "out_of_order_delivery": "R3",
+    "missing_field_coercion": "W1",
+    "schema_drift": "W2",
+    "currency_or_rounding_drift": "R12",
+    "partial_backfill": "R4",
+    "identity_fragmentation": "R6",
+    "tier_misconfiguration": "R7",
+    "gross_net_divergence": "R8",
+    "timezone_boundary": "R9",
+    "retroactive_program_change": "R7",
+    "qualification_bar_mismatch": "R10",
+}
+
+
+def _rule_of(family: str) -> str:
+    return FAMILY_RULE.get(family, "")
+
+
+def reference(ep: Episode) -> None:
+    """Reads the contract, recomputes the ledger, classifies, repairs, submits."""
+    play(ep, CONTRACT)
+
+
+def graded(known_rules: frozenset[str]) -> Policy:
+    known = frozenset(known_rules) | frozenset(WIRE_RULES)
+
+    def policy(ep: Episode) -> None:
+        play(ep, with_rules(known), known)
+
+    policy.__doc__ = f"Knows only {', '.join(sorted(known_rules))} of R1-R14 (and W1, W2)."
+    return policy
+
+
+def policies() -> dict[str, Callable[[Episode], None]]:
+    return {"reference": reference}

@@ -1,0 +1,150 @@
+"""The reference solver sees only the workspace and solves every task it is given.
+
+Full sweeps (every public task) run in `make gates`; these tests play one task per tier.
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import Any
+
+import pytest
+
+from datagauntlet.core.replay import next_tool_call
+from datagauntlet.envs.event_recon.env import EventReconEnv
+from datagauntlet.envs.event_recon.solver import ledger as L
+from datagauntlet.envs.event_recon.solver.policy import reference
+from datagauntlet.envs.event_recon.solver.terms import read_terms
+from datagauntlet.envs.event_recon.solver.view import gather, view_of_files
+
+
+@pytest.fixture(scope="module")
+def env() -> EventReconEnv:
+    return EventReconEnv()
+
+
+def one_per_tier(env: EventReconEnv) -> list[Any]:
+    seen: dict[int, Any] = {}
+    for task in env.tasks("public"):
+        seen.setdefault(env.tier_of(task), task)
+    return [seen[t] for t in sorted(seen)]
+
+
+class AgentSurface:
+    """Only what an agent has: the prompts, the tool specs and `call`. Any other attribute
+    (the world, the truth, the workspace path) raises, so a policy that reaches for hidden
+    state fails here instead of quietly scoring."""
+
+    def __init__(self, ep: Any) -> None:
+        self._ep = ep
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.results: list[dict[str, Any]] = []
+
+    @property
+    def system_prompt(self) -> str:
+        return self._ep.system_prompt
+
+    @property
+    def prompt(self) -> str:
+        return self._ep.prompt
+
+    @property
+    def tool_specs(self) -> list[dict[str, Any]]:
+        return self._ep.tool_specs
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        out = self._ep.call(name, args)
+        self.calls.append((name, dict(args or {})))
+        self.results.append(out)
+        return out
+
+    def __getattr__(self, name: str) -> Any:
+        raise AttributeError(f"a policy asked for {name!r}, which an agent does not have")
+
+
+def play(env: EventReconEnv, task: Any) -> tuple[AgentSurface, Any]:
+    ep = env.episode(task)
+    try:
+        surface = AgentSurface(ep)
+        reference(surface)  # type: ignore[arg-type]
+        return surface, ep.score()
+    finally:
+        ep.close()
+
+
+def test_reference_solves_one_task_per_tier_seeing_only_the_agent_surface(env) -> None:
+    for task in one_per_tier(env):
+        surface, score = play(env, task)
+        assert score.reward == 1.0, (task.id, score.metrics["failure_code"])
+        assert score.metrics["failure_code"] == "solved"
+        assert {name for name, _ in surface.calls} <= {
+            "read_file",
+            "run_python",
+            "write_file",
+            "submit_report",
+        }
+
+
+def test_reference_replays_from_its_message_history(env) -> None:
+    task = one_per_tier(env)[-1]
+    surface, _ = play(env, task)
+    ep = env.episode(task)
+    try:
+        for k in range(len(surface.calls) + 1):
+            nxt = next_tool_call(
+                reference, ep.system_prompt, ep.prompt, ep.tool_specs, surface.results[:k]
+            )
+            expected = surface.calls[k] if k < len(surface.calls) else None
+            got = (nxt.name, nxt.arguments) if nxt is not None else None
+            assert got == expected, k
+    finally:
+        ep.close()
+
+
+def test_reference_reads_the_contract_and_ships_a_stdlib_script(env) -> None:
+    surface, _ = play(env, one_per_tier(env)[2])
+    read = [a["path"] for n, a in surface.calls if n == "read_file"]
+    assert "INTEGRATION.md" in read
+    script = next(a["content"] for n, a in surface.calls if n == "write_file")
+    imported = {
+        alias.name.split(".")[0]
+        for node in ast.walk(ast.parse(script))
+        if isinstance(node, ast.Import | ast.ImportFrom)
+        for alias in (node.names if isinstance(node, ast.Import) else [ast.alias(node.module)])
+    }
+    assert imported == {"sqlite3"}
+    assert "datagauntlet" not in script
+
+
+def test_the_solvers_ledger_is_the_contracts_on_every_partner(env) -> None:
+    """A third implementation of the rules, from what the tools returned, against the
+    generator's forward truth."""
+    for task in one_per_tier(env):
+        ep = env.episode(task)
+        try:
+            view = gather(ep)
+            world = L.World(view, read_terms(view.contract))
+            ledger = L.compute(world)
+            assert L.projection(world, ledger) == ep.oracle_truth().correct
+            assert L.shipped_projection(world) == ep.oracle_truth().shipped
+            # The replay engine with the contract's reading books what the contract books.
+            for order in world.events:
+                assert L.aggregate(L.replay_lines(world, order, L.CONTRACT)) == (
+                    L.aggregate(L.order_lines(world, order))
+                ), order
+        finally:
+            ep.close()
+
+
+@pytest.mark.parametrize("rule", ["R2", "R3", "R6", "R7", "R9", "R11", "R12", "R14", "W1", "W2"])
+def test_each_misread_rule_changes_what_is_owed_somewhere(env, rule: str) -> None:
+    """Every switch of `Reading` is live: reading one rule wrongly moves some partner on some
+    sampled task (otherwise the graded policies' curve would be measuring nothing)."""
+    known = frozenset(L.CONTRACT_RULES) - {rule}
+    for task in env.tasks("public")[::3]:
+        view = view_of_files(env.world(task).files)
+        world = L.World(view, read_terms(view.contract))
+        right = L.projection(world, L.compute(world))
+        if right != L.projection(world, L.compute(world, L.with_rules(known))):
+            return
+    pytest.fail(f"misreading {rule} changed nothing on the sampled tasks")
