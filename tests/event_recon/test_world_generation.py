@@ -1,0 +1,138 @@
+"""The world: a pure function of its seed, four files, randomised names, integer money."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections import Counter
+
+import pytest
+from world_helpers import SAMPLE_INDICES, sample_world
+
+from datagauntlet.core.seeding import Keyed
+from datagauntlet.envs.event_recon import zones
+from datagauntlet.envs.event_recon.base_world import base_draft
+from datagauntlet.envs.event_recon.builder import LATENT_BUGS, build
+from datagauntlet.envs.event_recon.families import activated_bug, builtin_families
+from datagauntlet.envs.event_recon.generator import generate
+from datagauntlet.envs.event_recon.plan import apply, draw, ledger_projection, run
+from datagauntlet.envs.event_recon.records import FAMILIES, FILES, TABLES
+
+
+def _db(world):
+    conn = sqlite3.connect(":memory:")
+    conn.deserialize(world.files["db.sqlite"])
+    return conn
+
+
+def test_same_seed_same_bytes_and_no_answer_file() -> None:
+    a, b = generate(123, 3), generate(123, 3)
+    assert a.files == b.files and a.manifest == b.manifest and a.correct == b.correct
+    assert sorted(a.files) == sorted(FILES)  # exactly the four files, nothing else
+    assert generate(124, 3).files["webhooks.jsonl"] != a.files["webhooks.jsonl"]
+
+
+@pytest.mark.parametrize("index", SAMPLE_INDICES[::2])
+def test_six_tables_integer_money_and_wire_fields(index: int) -> None:
+    world = sample_world(index)
+    conn = _db(world)
+    tables = {r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type='table'")}
+    assert tables == set(TABLES)
+    col = world.schema.amount_column
+    kinds = {r[0] for r in conn.execute(f'SELECT DISTINCT typeof("{col}") FROM ledger_entries')}
+    assert kinds == {"integer"}
+    for line in world.files["webhooks.jsonl"].decode().splitlines():
+        env = json.loads(line)
+        assert {"delivery", "received_at", "attempt", "backfill", "signature", "payload"} <= set(
+            env
+        )
+        assert world.schema.order_field in env["payload"]
+
+
+def test_names_and_parameters_vary_by_seed() -> None:
+    seen: dict[str, set[str]] = {}
+    for seed in range(40):
+        draft = base_draft(seed, 1)
+        values = {
+            **{f"field:{k}": v for k, v in draft.schema.payload_fields().items()},
+            "col:amount": draft.schema.amount_column,
+            "col:period": draft.schema.period_column,
+            "currency": draft.currency,
+            "brand": draft.brand,
+            "zones": ",".join(sorted(p.payout_zone for p in draft.programs.values())),
+            "bases": ",".join(p.basis for p in draft.programs.values()),
+            "cutover": draft.cutover.isoformat(),
+        }
+        for key, value in values.items():
+            seen.setdefault(key, set()).add(value)
+    assert all(len(v) >= 3 for v in seen.values()), {k: len(v) for k, v in seen.items()}
+
+
+def test_copied_sql_fails_loudly_in_another_task() -> None:
+    worlds = [sample_world(i) for i in SAMPLE_INDICES]
+    pair = next(
+        (a, b) for a in worlds for b in worlds if a.schema.amount_column != b.schema.amount_column
+    )
+    query = f"SELECT SUM({pair[0].schema.amount_column}) FROM ledger_entries"
+    assert _db(pair[0]).execute(query).fetchone()[0] is not None
+    with pytest.raises(sqlite3.OperationalError, match="no such column"):
+        _db(pair[1]).execute(query)
+
+
+def test_zone_source_is_the_pinned_tzdata() -> None:
+    assert zones.source().startswith("tzdata ")
+    assert sample_world(0).zone_source == zones.source()
+
+
+def test_every_family_appears_and_tiers_have_their_shape() -> None:
+    counts: Counter[str] = Counter()
+    for index in SAMPLE_INDICES:
+        world = sample_world(index)
+        counts.update(d.family for d in world.manifest)
+        if world.tier == 1:
+            assert len(world.broken_partners) == 1
+    seeds = range(40)
+    for seed in seeds:
+        counts.update(d.family for d in generate(seed, 3 + seed % 2).manifest)
+    assert set(counts) == set(FAMILIES), set(FAMILIES) - set(counts)
+
+
+def test_manifest_evidence_is_on_the_wire_and_names_broken_partners() -> None:
+    for index in SAMPLE_INDICES:
+        world = sample_world(index)
+        ids = {
+            json.loads(x)["event_id"] for x in world.files["webhooks.jsonl"].decode().splitlines()
+        }
+        for d in world.manifest:
+            assert d.evidence and set(d.evidence) <= ids
+            assert d.partner_id in world.broken_partners
+
+
+def test_each_wire_and_reference_family_is_exactly_its_latent_bug() -> None:
+    """Alone on a clean world, a family moves a balance; the same world built without the
+    latent bug it names comes out correct. Derivation families activate none."""
+    families = builtin_families()
+    checked: set[str] = set()
+    for seed in range(60):
+        clean = base_draft(seed, 3)
+        plan = draw(clean, Keyed(f"bug-test/{seed}"), families) or []
+        for inj in plan:
+            family = families[inj.family]
+            bug = activated_bug(family, inj)
+            if not bug:
+                continue
+            assert bug in LATENT_BUGS
+            built = run(apply(clean, [inj], families))
+            if built.shipped == built.correct:
+                continue  # this draw moved nothing; the plan would be rejected (condition 2)
+            entries, _ = build(built.draft, built.envelopes, frozenset({bug}))
+            repaired = ledger_projection(list(built.draft.partners), entries + built.draft.manual)
+            assert repaired == built.correct, (inj.family, bug, seed)
+            checked.add(f"{inj.family}:{bug}")
+    assert {c.split(":")[1] for c in checked} == set(LATENT_BUGS)
+
+
+def test_latent_bugs_are_inert_in_clean_worlds() -> None:
+    for seed in range(30):
+        built = run(base_draft(seed, 1 + seed % 4))
+        assert built.shipped == built.correct
