@@ -7,4 +7,5 @@ ENVS: dict[str, str] = {
     "bad-batch-gate": "datagauntlet.envs.bad_batch_gate.env:BadBatchGateEnv",
     "dataclean": "datagauntlet.envs.dataclean.env:DatacleanEnv",
     "dirty-integration": "datagauntlet.envs.dirty_integration.env:DirtyIntegrationEnv",
+    "event-recon": "datagauntlet.envs.event_recon.env:EventReconEnv",
 }

@@ -149,6 +149,6 @@ class EventReconEnv(Environment):
         return EventReconEpisode(self, task, self.world(task), truth_of)
 
     def policies(self) -> dict[str, Policy]:
-        from datagauntlet.envs.event_recon.probes import policies
+        from datagauntlet.envs.event_recon import probes, solver
 
-        return policies()
+        return probes.policies(extra=solver.policies)

@@ -22,9 +22,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon.probes import SWEEP_PREFIX, sweep_bound, sweep_policies
+from datagauntlet.envs.event_recon.probes import (
+    PROBE_CEILING,
+    SWEEP_PREFIX,
+    sweep_bound,
+    sweep_policies,
+)
 
-PROBE_CEILING = 0.05
 # The sweep's ceiling is a drift detector, not a security bound: the composite below is what
 # bounds adversarial reward. Fitted as the largest derived per-task bound over the 120 public
 # tasks, rounded up (see `derived_sweep_ceiling`).

@@ -32,6 +32,7 @@ from datagauntlet.envs.event_recon.grader import BETA, f_beta
 from datagauntlet.envs.event_recon.records import FAMILIES
 
 SCRIPT = "fix.py"
+PROBE_CEILING = 0.05  # each single-axis probe, on every task (the gates check the maximum)
 PLACEHOLDER_PARTNER = "no-such-partner"
 
 # One run_python call: the roster, every ledger row's partner/event, the ledger's own column
@@ -278,8 +279,23 @@ def sweep_policies(families: tuple[str, ...] = FAMILIES) -> dict[str, Policy]:
     return {f"{SWEEP_PREFIX}{f}": flag_one_family(f) for f in families}
 
 
+def _declare(policy: Policy, ceiling: float | None = None, is_null: bool = False) -> Policy:
+    """The gate declarations core/gates.py reads: a probe's ceiling, the null policy."""
+    if ceiling is not None:
+        policy.ceiling = ceiling  # type: ignore[attr-defined]
+        policy.in_floor_gap = True  # type: ignore[attr-defined]
+    if is_null:
+        policy.is_null = True  # type: ignore[attr-defined]
+    return policy
+
+
+_declare(null, is_null=True)
+for _probe in SINGLE_AXIS.values():
+    _declare(_probe, PROBE_CEILING)
+
+
 def policies(extra: Callable[[], dict[str, Policy]] | None = None) -> dict[str, Policy]:
-    out: dict[str, Policy] = {"oracle": oracle, "null": null, **SINGLE_AXIS}
-    if extra is not None:
-        out.update(extra())
+    """The workspace-reading policies `extra` brings first (the reference leads), then ours."""
+    out: dict[str, Policy] = dict(extra()) if extra is not None else {}
+    out.update({"oracle": oracle, "null": null, **SINGLE_AXIS})
     return out
