@@ -186,17 +186,18 @@ def build(
                 if "B7" in fixed:
                     partner = draft.survivor(row.partner_id)
                     tier = draft.partners[partner].tier
+                fault = draft.faults.get(order_id, {})
                 o = _Order(
                     partner=partner,
                     program=draft.programs[row.program_id],
-                    tier=tier,
+                    tier=str(fault.get("tier", tier)),
                     currency=str(p.get("currency")),  # B6: never compared
                     at=at,
                     gross=money(p.get(s.gross_field), env.version, 0),
                     tax=money(p.get(s.tax_field), env.version, 0),
                     booked=0,
                     period="",
-                    fault=draft.faults.get(order_id, {}),
+                    fault=fault,
                 )
                 o.period = _period(o, at)
                 o.booked = commission(o)

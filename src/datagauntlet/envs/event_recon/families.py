@@ -100,6 +100,9 @@ class _Base:
     rule: str = ""
     latent_bug: str = ""
     contract_reasoning: bool = False
+    # "Every mode can be finished by bookkeeping alone": a hint for drawing plans only
+    # (invariant 7 itself judges repairability on the built task, never by this flag).
+    bookkeeping_only: bool = False
 
 
 # --- on the wire ---------------------------------------------------------------------
@@ -109,7 +112,7 @@ class DuplicateDelivery(_Base):
     """The brand re-emits an event under a new event_id; R2 makes it a no-op, B1 books it."""
 
     def __init__(self) -> None:
-        super().__init__("duplicate_delivery", "wire", "R2", "B1", True)
+        super().__init__("duplicate_delivery", "wire", "R2", "B1", True, True)
 
     def plan(self, draft, partner_id, severity, k, claimed):
         chosen = pick(
@@ -137,7 +140,7 @@ class OutOfOrderDelivery(_Base):
     """Two amendments arrive in reverse seq order; R3 keeps the highest seq, B2 the last one."""
 
     def __init__(self) -> None:
-        super().__init__("out_of_order_delivery", "wire", "R3", "B2", True)
+        super().__init__("out_of_order_delivery", "wire", "R3", "B2", True, True)
 
     def plan(self, draft, partner_id, severity, k, claimed):
         pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
@@ -369,7 +372,7 @@ class IdentityFragmentation(_Base):
     the merge, B7 trusts the code's cached partner. Names the survivor and the duplicate."""
 
     def __init__(self) -> None:
-        super().__init__("identity_fragmentation", "reference", "R6", "B7", False)
+        super().__init__("identity_fragmentation", "reference", "R6", "B7", False, True)
 
     def plan(self, draft, partner_id, severity, k, claimed):
         pool = single_row(draft, earning(draft, partner_orders(draft, partner_id, claimed)))
@@ -484,7 +487,7 @@ class TimezoneBoundary(_Fault):
     """An order at a month boundary bucketed by the UTC month, not the program zone's (R9)."""
 
     def __init__(self) -> None:
-        super().__init__("timezone_boundary", "derivation", "R9", "", False)
+        super().__init__("timezone_boundary", "derivation", "R9", "", False, True)
         self.fault = {"zone": "UTC"}
 
     def candidates(self, draft, orders):

@@ -13,6 +13,7 @@ from datagauntlet.envs.event_recon.bookkeeping import bookkeeping_projection
 from datagauntlet.envs.event_recon.builder import build
 from datagauntlet.envs.event_recon.draft import Draft
 from datagauntlet.envs.event_recon.families import Family, Injection
+from datagauntlet.envs.event_recon.names import PARTNER_TIERS
 from datagauntlet.envs.event_recon.records import (
     Defect,
     Envelope,
@@ -24,12 +25,17 @@ from datagauntlet.envs.event_recon.statement import statement_projection
 from datagauntlet.envs.event_recon.wire import render
 
 MAX_PAIRS_PER_PARTNER = 1.0
+# Invariant 7: the share of a task's broken partners that the contract-free bookkeeping
+# repairs may finish. The original's "at most half" let a policy that never reads the
+# contract average 0.207 of the ledger component over the public split here (T2 0.30); a
+# quarter keeps it under the 0.15 line the gates hold it to.
+MAX_REPAIRABLE_SHARE = 0.25
 DEFECTS_BY_TIER = {1: (1, 1), 2: (2, 2), 3: (3, 5), 4: (4, 5)}
 
 CONDITIONS = (
     "1-clean-world-is-clean",
     "2-every-defect-moves-a-balance",
-    "3-named-partners-visibly-wrong",
+    "3-named-partners-visibly-wrong",  # ... and each moved order attributable to one family
     "4-untouched-partners-correct",
     "5-blast-radius",
     "6-statement-not-a-solution",
@@ -135,7 +141,7 @@ def evaluate(
         failed.append(CONDITIONS[5])
     repaired = bookkeeping_projection(final.draft, final.envelopes, final.entries)
     repairable = tuple(sorted(p for p in broken_final if repaired.get(p, {}) == final.correct[p]))
-    if 2 * len(repairable) > len(broken_final):
+    if len(repairable) > MAX_REPAIRABLE_SHARE * len(broken_final):
         failed.append(CONDITIONS[6])
     if tier == 1 and (len(injections) != 1 or len(broken_final) != 1):
         failed.append(CONDITIONS[7])
@@ -151,6 +157,8 @@ def evaluate(
         if not broken:
             failed.append(CONDITIONS[1])
         manifest.extend(_defects(inj, alone, broken))
+        if _ambiguous(clean, inj, alone):
+            failed.append(CONDITIONS[2])
     named = {d.partner_id for d in manifest}
     if not named <= broken_final:
         failed.append(CONDITIONS[2])
@@ -167,7 +175,47 @@ def evaluate(
         reasoning = any(families[f].contract_reasoning for f in families_used)
         if not (interacts and reasoning):
             failed.append(CONDITIONS[9])
-    return Evaluation(tier, final, tuple(manifest), sorted(set(failed), key=CONDITIONS.index), repairable)
+    return Evaluation(
+        tier, final, tuple(manifest), sorted(set(failed), key=CONDITIONS.index), repairable
+    )
+
+
+# The misreading each derivation-side family leaves on an order, as a builder fault.
+MISREADINGS: dict[str, tuple[dict[str, object], ...]] = {
+    "gross_net_divergence": ({"basis": "flip"},),
+    "timezone_boundary": ({"zone": "UTC"},),
+    "retroactive_program_change": ({"rate": "latest"},),
+    "qualification_bar_mismatch": ({"bar": 0}, {"bar": 10**15}),
+    "tier_misconfiguration": tuple({"tier": t} for t in PARTNER_TIERS),
+}
+
+
+def _ambiguous(clean: Draft, inj: Injection, alone: Built) -> bool:
+    """True when another family's misreading would leave exactly the same rows on one of
+    the orders this injection moved: the task could not say which family it was."""
+    if inj.family not in MISREADINGS:
+        return False
+    shipped = alone.order_shipped()
+    clean_codes = {(c.code, c.valid_from): c for c in clean.codes}
+    neutral = alone.draft.copy()
+    neutral.codes = [clean_codes.get((c.code, c.valid_from), c) for c in neutral.codes]
+    order_field = alone.draft.schema.order_field
+    for oid in alone.moved_orders():
+        envelopes = [e for e in alone.envelopes if e.payload.get(order_field) == oid]
+        actual = shipped.get(oid, {})
+        neutral.faults = {k: v for k, v in alone.draft.faults.items() if k != oid}
+        for family, faults in MISREADINGS.items():
+            if family == inj.family:
+                continue
+            for fault in faults:
+                neutral.faults[oid] = fault
+                entries, _ = build(neutral, envelopes)
+                lines: dict[tuple[str, str], int] = defaultdict(int)
+                for e in entries:
+                    lines[(e.partner_id, e.period)] += e.amount_minor
+                if {k: v for k, v in lines.items() if v} == actual:
+                    return True
+    return False
 
 
 def _defects(inj: Injection, alone: Built, broken: set[str]) -> list[Defect]:
@@ -183,7 +231,9 @@ def _defects(inj: Injection, alone: Built, broken: set[str]) -> list[Defect]:
     for p in sorted(broken):
         evidence: set[str] = set()
         for oid in moved:
-            touched = {k[0] for k in shipped_lines.get(oid, {})} | {k[0] for k in alone.order_truth[oid]}
+            touched = {k[0] for k in shipped_lines.get(oid, {})} | {
+                k[0] for k in alone.order_truth[oid]
+            }
             if p in touched:
                 for eid in index[oid].events():
                     evidence.add(eid)
@@ -192,18 +242,34 @@ def _defects(inj: Injection, alone: Built, broken: set[str]) -> list[Defect]:
     return out
 
 
+def _bookkeeping_only(family: Family) -> bool:
+    return bool(getattr(family, "bookkeeping_only", False))
+
+
 def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection] | None:
-    """A plan for the draft's tier: distinct families from T2 on; T3 and T4 share a partner."""
+    """A plan for the draft's tier: distinct families from T2 on; T3 and T4 share a partner.
+
+    Families that are bookkeeping in every mode would break invariant 7 on a tier-1 or
+    tier-2 task, so those tiers do not draw them; on T3/T4 they go to the shared partner,
+    next to a defect that needs the contract.
+    """
     tier = clean.tier
     lo, hi = DEFECTS_BY_TIER[tier]
     n = k.randint("n-defects", 0, lo, hi)
     names = sorted(families)
-    chosen = k.sample("families", names, n)
+    pool = [f for f in names if tier >= 3 or not _bookkeeping_only(families[f])]
+    chosen = k.sample("families", pool, min(n, len(pool)))
     if tier == 4 and not any(families[f].contract_reasoning for f in chosen):
-        reasoning = [f for f in names if families[f].contract_reasoning and f not in chosen]
+        reasoning = [f for f in pool if families[f].contract_reasoning and f not in chosen]
         chosen[-1] = k.choice("reasoning-family", 0, reasoning)
-    # Reference families claim whole codes: plan them first.
+    # Reference families claim whole codes: plan them first. Then on T3/T4 the first two
+    # (on the shared partner) pair a bookkeeping-only family with one that is not.
     chosen.sort(key=lambda f: (families[f].where != "reference", names.index(f)))
+    if tier >= 3:
+        books = [f for f in chosen if _bookkeeping_only(families[f])]
+        others = [f for f in chosen if not _bookkeeping_only(families[f])]
+        if books and others:
+            chosen = [books[0], others[0], *others[1:], *books[1:]]
     partners = [p for p in clean.partners if clean.partners[p].merged_into is None]
     hub = k.choice("hub", 0, partners)
     used: set[str] = set()
@@ -213,13 +279,12 @@ def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection]
         if tier >= 3 and i < 2:
             order = [hub, *k.shuffled(f"partners-{i}", [p for p in partners if p != hub])]
         else:
-            order = k.shuffled(f"partners-{i}", [p for p in partners if p not in used or tier >= 3])
+            order = k.shuffled(f"partners-{i}", [p for p in partners if p not in used])
         severity = k.randint("severity", i, 1, 3)
         inj = None
         for attempt, partner in enumerate(order[:6]):
-            inj = families[name].plan(
-                clean, partner, severity, Keyed(f"{k.seed}/{name}/{i}/{attempt}"), claimed
-            )
+            keyed = Keyed(f"{k.seed}/{name}/{i}/{attempt}")
+            inj = families[name].plan(clean, partner, severity, keyed, claimed)
             if inj is not None:
                 break
         if inj is None:
