@@ -31,26 +31,20 @@ from datagauntlet.envs.event_recon.solver.ledger import (
     shipped_order_lines,
 )
 
-# Each family and the misreadings that explain it (any one of them).
-HYPOTHESES: dict[str, tuple[Reading, ...]] = {
-    "duplicate_delivery": (replace(CONTRACT, dedup_by_seq=False),),
-    "out_of_order_delivery": (replace(CONTRACT, apply_by_seq=False),),
-    "missing_field_coercion": (replace(CONTRACT, absent_keeps=False),),
-    "schema_drift": (replace(CONTRACT, money_by_type=False),),
-    "currency_or_rounding_drift": (
-        replace(CONTRACT, currency_check=False),
-        replace(CONTRACT, money_by_type=False),
-    ),
-    "partial_backfill": (replace(CONTRACT, hold_orphans=False),),
-    "identity_fragmentation": (replace(CONTRACT, follow_merges=False),),
-    "tier_misconfiguration": (replace(CONTRACT, tier_source="code_cache"),),
-    "gross_net_divergence": (replace(CONTRACT, basis="flip"),),
-    "timezone_boundary": (replace(CONTRACT, zone="UTC"),),
-    "retroactive_program_change": (replace(CONTRACT, rate_version="latest"),),
-    "qualification_bar_mismatch": (
-        replace(CONTRACT, bar="none"),
-        replace(CONTRACT, bar="never"),
-    ),
+# Each family and the misreadings that explain it (any one of them), as changes to a reading.
+HYPOTHESES: dict[str, tuple[dict[str, object], ...]] = {
+    "duplicate_delivery": ({"dedup_by_seq": False},),
+    "out_of_order_delivery": ({"apply_by_seq": False},),
+    "missing_field_coercion": ({"absent_keeps": False},),
+    "schema_drift": ({"money_by_type": False},),
+    "currency_or_rounding_drift": ({"currency_check": False}, {"money_by_type": False}),
+    "partial_backfill": ({"hold_orphans": False},),
+    "identity_fragmentation": ({"follow_merges": False},),
+    "tier_misconfiguration": ({"tier_source": "code_cache"},),
+    "gross_net_divergence": ({"basis": "flip"},),
+    "timezone_boundary": ({"zone": "UTC"},),
+    "retroactive_program_change": ({"rate_version": "latest"},),
+    "qualification_bar_mismatch": ({"bar": "none"}, {"bar": "never"}),
 }
 SUB_MINOR = re.compile(r"^-?\d+\.\d{3,}$")
 
@@ -83,11 +77,18 @@ def _sub_minor(world: World, order_id: str) -> bool:
     )
 
 
-def candidates(world: World, order_id: str, booked: Lines, families: tuple[str, ...]) -> list[str]:
+def candidates(
+    world: World,
+    order_id: str,
+    booked: Lines,
+    families: tuple[str, ...],
+    base: Reading = CONTRACT,
+) -> list[str]:
     """The families whose misreading of this order reproduces what was booked."""
     out = []
     for family in families:
-        for reading in HYPOTHESES.get(family, ()):
+        for change in HYPOTHESES.get(family, ()):
+            reading = replace(base, **change)  # type: ignore[arg-type]
             if aggregate(replay_lines(world, order_id, reading)) == booked:
                 out.append(family)
                 break
@@ -181,7 +182,9 @@ WIRE_EVIDENCE = {
 }
 
 
-def diagnose(world: World, ledger: Ledger, families: tuple[str, ...]) -> Diagnosis:
+def diagnose(
+    world: World, ledger: Ledger, families: tuple[str, ...], base: Reading = CONTRACT
+) -> Diagnosis:
     shipped = shipped_order_lines(world)
     diag = Diagnosis()
     orders = sorted(set(ledger.lines) | set(shipped))
@@ -193,7 +196,7 @@ def diagnose(world: World, ledger: Ledger, families: tuple[str, ...]) -> Diagnos
         lambda: defaultdict(lambda: defaultdict(int))
     )
     cite: dict[tuple[str, str], str] = {}
-    found = {o: candidates(world, o, shipped.get(o, {}), families) for o in diag.moved}
+    found = {o: candidates(world, o, shipped.get(o, {}), families, base) for o in diag.moved}
     sure = {f[0] for f in found.values() if len(f) == 1}
     for order_id in diag.moved:
         booked = shipped.get(order_id, {})

@@ -1,7 +1,8 @@
 """What a workspace-reading policy knows: the four files, learned only through the tools.
 
-`gather` reads the text files with `read_file` (following `next_offset`) and the database with
-one `run_python` dump (paged when it is larger than one stdout). Nothing here touches the
+`gather` reads the text files with `read_file` (following `next_offset`) and the database a
+page at a time with `sql_query` (or, when a response is cut by its byte bound, with a paged
+`run_python` dump). Nothing here touches the
 episode's world: every byte comes back as a tool result, so a policy built on it replays
 exactly from its message history.
 """
@@ -26,6 +27,7 @@ class ToolFailed(RuntimeError):
 Row = dict[str, Any]
 
 DUMP_PAGE = 150_000  # characters of the dump per run_python call (stdout holds 200,000)
+SQL_PAGE = 200  # rows per sql_query page (the tool's default row bound)
 
 # Prints one page of a JSON dump of every table: {table: {"columns": [...], "rows": [[...]]}}.
 DUMP = r"""
@@ -111,12 +113,47 @@ def parse_statement(text: str) -> tuple[Row, ...]:
     return tuple(dict(r) for r in csv.DictReader(io.StringIO(text)))
 
 
+def query_tables(ep: Caller) -> dict[str, Table] | None:
+    """Every table through `sql_query`, a page of rows at a time (None if a response was cut
+    by its byte or cell bound, where the caller falls back to a `run_python` dump)."""
+    names = ok(
+        ep,
+        "sql_query",
+        {"query": "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name"},
+    )
+    tables: dict[str, Table] = {}
+    for (name,) in names["rows"]:
+        quoted = '"' + str(name).replace('"', '""') + '"'
+        columns: tuple[str, ...] = ()
+        rows: list[tuple[Any, ...]] = []
+        page = 0
+        while True:
+            out = ok(
+                ep,
+                "sql_query",
+                {"query": f"SELECT * FROM {quoted} ORDER BY rowid LIMIT {SQL_PAGE} OFFSET {page}"},
+            )
+            if out.get("truncated_by") not in (None, "rows"):
+                return None
+            columns = tuple(out["columns"])
+            rows.extend(tuple(r) for r in out["rows"])
+            got = len(out["rows"])
+            page += got
+            if got < SQL_PAGE and not out.get("truncated"):
+                break
+            if got == 0:
+                break
+        tables[str(name)] = Table(columns, tuple(rows))
+    return tables
+
+
 def gather(ep: Caller, contract: bool = True) -> View:
     """Everything in the workspace; `contract=False` never opens INTEGRATION.md."""
     text = read_text(ep, "INTEGRATION.md") if contract else ""
     webhooks = parse_webhooks(read_text(ep, "webhooks.jsonl"))
     statement = parse_statement(read_text(ep, "partner_statement.csv"))
-    return View(text, webhooks, statement, dump_tables(ep))
+    tables = query_tables(ep)
+    return View(text, webhooks, statement, tables if tables is not None else dump_tables(ep))
 
 
 def view_of_files(files: dict[str, bytes]) -> View:
