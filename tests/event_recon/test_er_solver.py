@@ -79,6 +79,7 @@ def test_reference_solves_one_task_per_tier_seeing_only_the_agent_surface(env) -
         assert score.metrics["failure_code"] == "solved"
         assert {name for name, _ in surface.calls} <= {
             "read_file",
+            "sql_query",
             "run_python",
             "write_file",
             "submit_report",
