@@ -148,7 +148,22 @@ class EventReconEnv(Environment):
     def episode(self, task: Task) -> EventReconEpisode:
         return EventReconEpisode(self, task, self.world(task), truth_of)
 
-    def policies(self) -> dict[str, Policy]:
-        from datagauntlet.envs.event_recon import probes, solver
+    def extra_gates(self) -> list[Any]:
+        """event-recon's own gate rows (gates.py), run after the shared ones."""
+        from datagauntlet.envs.event_recon.gates import extra_gates
 
-        return probes.policies(extra=solver.policies)
+        return extra_gates()
+
+    def truth_values(self, episode: Any) -> list[str]:
+        """Text derived from the hidden state: the manifest's partner and event ids paired with
+        their family, and the broken partners' correct balances."""
+        truth = self.episode_truth(episode.task)
+        out = [f'"family":"{f}","partner_id":"{p}"' for f, p in truth.manifest]
+        out += [f"{p}:{truth.correct[p]}" for p in truth.broken]
+        return sorted(set(out))
+
+    def policies(self) -> dict[str, Policy]:
+        from datagauntlet.envs.event_recon import attackers, probes
+        from datagauntlet.envs.event_recon.solver import policy
+
+        return probes.policies(extra=lambda: {**policy.policies(), **attackers.policies()})

@@ -156,4 +156,117 @@ def attacker_rows(
     return rows
 
 
-WorldCheck = Callable[[Any, Sequence[Task]], Row]
+def _records(env: Any, tasks: Sequence[Task]) -> list[Any]:
+    return [env.record(t) for t in tasks]
+
+
+def cross_check_row(env: Any, tasks: Sequence[Task]) -> Row:
+    from datagauntlet.envs.event_recon.generator import TaskRefused
+    from datagauntlet.envs.event_recon.world_checks import cross_check_all
+
+    try:
+        n, projections = cross_check_all(_records(env, tasks))
+    except TaskRefused as exc:
+        return Row("cross-check", f"refused: {exc}"[:200], f"{len(tasks)}/{len(tasks)}", False)
+    return Row(
+        f"cross-check ({projections:,} partner projections)",
+        f"{n}/{len(tasks)}",
+        f"{len(tasks)}/{len(tasks)}",
+        n == len(tasks),
+    )
+
+
+def determinism_row(env: Any, tasks: Sequence[Task]) -> Row:
+    """Workspaces byte-identical in this process and two others with different hash seeds."""
+    from datagauntlet.envs.event_recon.world_checks import (
+        digests_in_subprocess,
+        workspace_digest,
+    )
+
+    public = [t for t in tasks if t.split == "public"]
+    indices = [t.index for t in public]
+    here = [workspace_digest(env.world(t)) for t in public]
+    runs = [digests_in_subprocess(indices, seed) for seed in ("1", "2")]
+    same = sum(1 for i, d in enumerate(here) if all(r[i] == d for r in runs))
+    total = len(public)
+    return Row("workspace-determinism", f"{same}/{total}", f"{total}/{total}", same == total)
+
+
+def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
+    from datagauntlet.envs.event_recon.world_checks import leak_findings
+
+    leaky = sum(1 for t in tasks if leak_findings(env.world(t), env_families(env)))
+    return Row("leakage (string, column, derived)", f"{leaky}/{len(tasks)}", "0", leaky == 0)
+
+
+def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
+    from datagauntlet.envs.event_recon.splits import CANARY
+
+    on_records = sum(1 for r in _records(env, tasks) if r.canary == CANARY)
+    in_workspaces = sum(
+        1
+        for t in tasks
+        if any(b"event-recon-canary" in data for data in env.world(t).files.values())
+    )
+    n = len(tasks)
+    return Row(
+        "canary (records / workspaces)",
+        f"{on_records}/{n} / {in_workspaces}/{n}",
+        f"{n}/{n} / 0/{n}",
+        on_records == n and in_workspaces == 0,
+    )
+
+
+def rescoring_row(env: Any, task: Task, policy: str, times: int = 100) -> Row:
+    """One trajectory re-graded `times` times from scratch, the script re-run each time."""
+    ep = env.episode(task)
+    try:
+        env.policies()[policy](ep)
+        rewards = {ep.rescore().reward for _ in range(times)}
+    finally:
+        ep.close()
+    return Row(f"rescoring ({times}x, script re-run)", len(rewards), "== 1", len(rewards) == 1)
+
+
+# --- the rows as core/gates.py gates -----------------------------------------------------------
+def _as_results(rows: Sequence[Row]) -> list[Any]:
+    from datagauntlet.core.gates import GateResult
+
+    return [GateResult(r.name, r.value, r.bound, r.ok) for r in rows]
+
+
+def _attacker(g: Any) -> list[Any]:
+    name = "workspace_only"
+    results = [(r.reward, r.components) for r in g.results(name)]
+    return _as_results(attacker_rows(name, [g.env.tier_of(t) for t in g.tasks], results))
+
+
+def extra_gates() -> list[Any]:
+    from datagauntlet.core.gates import Gate
+    from datagauntlet.envs.event_recon.probes import SINGLE_AXIS
+
+    def rows(fn: Callable[[Any], Sequence[Row]]) -> Callable[[Any], list[Any]]:
+        return lambda g: _as_results(fn(g))
+
+    gates = [
+        Gate("oracle-min", rows(lambda g: [oracle_min(g.rewards("oracle"))])),
+        Gate(
+            "reference-reruns",
+            rows(lambda g: [reference_reruns(g.env, g.tasks, g.workers)]),
+        ),
+        Gate(
+            "probe-max",
+            rows(lambda g: [probe_max(n, g.rewards(n)) for n in SINGLE_AXIS]),
+        ),
+        Gate("sweep", rows(lambda g: sweep_rows(g.env, g.tasks, g.workers))),
+        Gate("workspace-attacker", _attacker),
+        Gate("cross-check", rows(lambda g: [cross_check_row(g.env, g.tasks)])),
+        Gate("workspace-determinism", rows(lambda g: [determinism_row(g.env, g.tasks)])),
+        Gate(
+            "script-rescoring",
+            rows(lambda g: [rescoring_row(g.env, g.tasks[0], g.env.reference)]),
+        ),
+        Gate("leakage", rows(lambda g: [leakage_row(g.env, g.tasks)])),
+        Gate("canary", rows(lambda g: [canary_row(g.env, g.tasks)])),
+    ]
+    return gates
