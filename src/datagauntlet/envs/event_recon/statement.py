@@ -1,8 +1,9 @@
 """The brand's statement: right about volume, wrong about money under its own policy.
 
 Its policy (published in INTEGRATION.md): per partner the code was issued to (the brand knows
-nothing of the platform's merges) and UTC calendar month of the order, the distinct orders it knows and their latest gross; commission at the program's `standard` tier
-rate in force at the order, on gross, with no qualification bar and no refunds netted.
+nothing of the platform's merges) and UTC calendar month of the order, the distinct orders it
+knows and their latest gross; commission at the program's `standard` tier rate in force at the
+order, on gross, with no qualification bar, no currency check and no refunds netted.
 """
 
 from __future__ import annotations

@@ -10,7 +10,6 @@ import sqlite3
 from pathlib import Path
 
 from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.wire import signature
 from datagauntlet.envs.event_recon.records import (
     FILES,
     Envelope,
@@ -20,6 +19,7 @@ from datagauntlet.envs.event_recon.records import (
     StatementRow,
     World,
 )
+from datagauntlet.envs.event_recon.wire import signature
 
 
 def sqlite_bytes(
