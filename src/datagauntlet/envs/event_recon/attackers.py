@@ -22,8 +22,9 @@ from __future__ import annotations
 
 import re
 from collections import Counter, defaultdict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
 from datagauntlet.core.episode import Episode
@@ -98,6 +99,11 @@ class Seen:
     drop_orders: set[str]
     event_time: dict[str, str]
     created_time: dict[str, str]
+    bare_refunds: list[tuple[str, str]] = field(default_factory=list)  # (order, event)
+    early_refunds: list[tuple[str, str, Any]] = field(default_factory=list)  # (order, ev, gross)
+    latest_gross: dict[str, Any] = field(default_factory=dict)
+    first_gross: dict[str, Any] = field(default_factory=dict)
+    program_of: dict[str, str] = field(default_factory=dict)
 
 
 def look(view: View, n: Names) -> Seen:
@@ -172,7 +178,48 @@ def look(view: View, n: Names) -> Seen:
                 top_seq[order] = max(top_seq.get(order, 0), key[1])
             elif kind == "order.refunded" and n.gross not in p:
                 anomalies.append(("missing_field_coercion", order, eid))
-    return Seen(anomalies, drop_events, drop_orders, event_time, created_time)
+    seen = Seen(anomalies, drop_events, drop_orders, event_time, created_time)
+    _money_facts(view, n, seen, codes)
+    return seen
+
+
+def _money_facts(view: View, n: Names, seen: Seen, codes: dict[str, list[Row]]) -> None:
+    """Facts the widened repairs use: latest gross by seq, refunds with no amount, refunds
+    delivered before their order."""
+    by_order: dict[str, list[Row]] = defaultdict(list)
+    for w in view.webhooks:
+        by_order[str(w["payload"].get(n.order))].append(w)
+    for order, envs in by_order.items():
+        ids: set[str] = set()
+        first: list[Row] = []
+        for w in envs:
+            if w["event_id"] not in ids:
+                ids.add(w["event_id"])
+                first.append(w)
+        created = next((w for w in first if w["type"] == "order.created"), None)
+        if created is None:
+            continue
+        p = created["payload"]
+        at = str(p.get(n.time, ""))
+        rows = [r for r in codes.get(str(p.get(n.code)), []) if r["valid_from"] <= at]
+        if rows:
+            seen.program_of[order] = max(rows, key=lambda r: r["valid_from"])["program_id"]
+        seen.first_gross[order] = p.get(n.gross)
+        best = (1, p.get(n.gross))
+        before = True
+        for w in first:
+            if w is created:
+                before = False
+                continue
+            seq = w["payload"].get("seq", 0)
+            if w["type"] == "order.updated" and n.gross in w["payload"] and seq >= best[0]:
+                best = (seq, w["payload"][n.gross])
+            if w["type"] == "order.refunded":
+                if n.gross not in w["payload"]:
+                    seen.bare_refunds.append((order, w["event_id"]))
+                elif before:
+                    seen.early_refunds.append((order, w["event_id"], w["payload"][n.gross]))
+        seen.latest_gross[order] = best[1]
 
 
 def _zone_month(stamp: str, zone_name: str) -> str | None:
@@ -182,7 +229,20 @@ def _zone_month(stamp: str, zone_name: str) -> str | None:
     return at.astimezone(zone(zone_name)).strftime("%Y-%m")
 
 
-def plan(view: View) -> tuple[list[dict[str, str]], str]:
+WIDENINGS = ("refund_all", "under_bar", "refund_share")
+
+
+def _minor(value: Any) -> int | None:
+    """Money as the stream itself types it: integers are minor units, strings decimals."""
+    if _is_int(value):
+        return int(value)
+    try:
+        return int((Decimal(str(value)) * 100).to_integral_value(rounding=ROUND_HALF_EVEN))
+    except (InvalidOperation, ValueError):
+        return None
+
+
+def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]], str]:
     n = infer_names(view)
     seen = look(view, n)
     rows = view.table("ledger_entries")
@@ -214,6 +274,56 @@ def plan(view: View) -> tuple[list[dict[str, str]], str]:
             buckets.append((r["entry_id"], month))
             rebucketed[str(r.get("order_ref"))] = r["event_id"]
 
+    programs = {r["program_id"]: r for r in view.table("programs")}
+    if "under_bar" in widen:  # an order whose latest gross is under its program's bar
+        for order, gross in seen.latest_gross.items():
+            bar = (programs.get(seen.program_of.get(order, "")) or {}).get("min_order_minor")
+            minor = _minor(gross)
+            if bar is not None and minor is not None and minor < int(bar):
+                for r in rows:
+                    if r.get("order_ref") == order and r["entry_id"] not in deletes:
+                        deletes.append(r["entry_id"])
+        deletes.sort()
+    inserts: list[dict[str, Any]] = []
+    kept = [r for r in rows if r["entry_id"] not in set(deletes)]
+    booked: dict[str, int] = defaultdict(int)
+    accrued: dict[str, Row] = {}
+    for r in kept:
+        if r.get("order_ref"):
+            booked[r["order_ref"]] += int(r[n.amount])
+            if r["kind"] == "accrual":
+                accrued[r["order_ref"]] = r
+    refunds: list[tuple[str, str, int]] = []  # (order, event, amount to reverse)
+    if "refund_all" in widen:  # a refund with no amount reverses everything booked
+        refunds += [(o, e, -booked[o]) for o, e in seen.bare_refunds if booked.get(o)]
+    if "refund_share" in widen:  # a refund held back: the booked accrual, scaled by share
+        for o, e, gross in seen.early_refunds:
+            total, part = _minor(seen.latest_gross.get(o)), _minor(gross)
+            if o in accrued and total and part is not None:
+                amount = int(accrued[o][n.amount])
+                refunds.append((o, e, -((amount * part * 2 + total) // (2 * total))))
+    for i, (order, event, amount) in enumerate(refunds):
+        template = accrued.get(order)
+        if template is None or not amount:
+            continue
+        partner = template["partner_id"]
+        partner = (partners.get(partner) or {}).get("merged_into") or partner
+        month = _zone_month(
+            seen.event_time.get(event, ""), zones.get(template["program_id"], "UTC")
+        )
+        inserts.append(
+            {
+                **template,
+                "entry_id": f"wide_{i}",
+                "partner_id": partner,
+                "event_id": event,
+                "kind": "reversal",
+                n.period: month or template[n.period],
+                n.amount: amount,
+                "approved_by": None,
+            }
+        )
+
     # Report: each anomaly for the partner(s) its order's rows belong to.
     owner: dict[str, set[str]] = defaultdict(set)
     for r in rows:
@@ -231,7 +341,9 @@ def plan(view: View) -> tuple[list[dict[str, str]], str]:
     report = [
         {"family": f, "partner_id": p, "event_id": e} for (f, p), e in sorted(findings.items())
     ]
-    return report, render(n.period, deletes, rekeys, buckets)
+    columns = view.tables["ledger_entries"].columns
+    rows_in = [tuple(r.get(c) for c in columns) for r in inserts]
+    return report, render(n.period, deletes, rekeys, buckets, columns, rows_in)
 
 
 SCRIPT = '''"""Bookkeeping repairs only: no rate, basis, bar or rounding is computed."""
@@ -240,6 +352,8 @@ import sqlite3
 DELETE = {deletes}
 REKEY = {rekeys}
 REBUCKET = {buckets}
+COLUMNS = {columns}
+INSERT = {inserts}
 
 db = sqlite3.connect("db.sqlite")
 with db:
@@ -248,6 +362,9 @@ with db:
                    [(p, e) for e, p in REKEY])
     db.executemany("UPDATE ledger_entries SET {period} = ? WHERE entry_id = ?",
                    [(m, e) for e, m in REBUCKET])
+    if INSERT:
+        db.executemany("INSERT INTO ledger_entries ({{}}) VALUES ({{}})".format(
+            ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))), INSERT)
     # The gate wants a changed database even when no row needs a repair: a log table
     # changes it without touching a ledger or payout row.
     db.execute("CREATE TABLE IF NOT EXISTS remediation_log (note TEXT)")
@@ -257,20 +374,49 @@ db.close()
 
 
 def render(
-    period: str, deletes: list[str], rekeys: list[tuple[str, str]], buckets: list[tuple[str, str]]
+    period: str,
+    deletes: list[str],
+    rekeys: list[tuple[str, str]],
+    buckets: list[tuple[str, str]],
+    columns: tuple[str, ...] = (),
+    inserts: list[tuple[Any, ...]] | None = None,
 ) -> str:
-    return SCRIPT.format(deletes=deletes, rekeys=rekeys, buckets=buckets, period=period)
+    return SCRIPT.format(
+        deletes=deletes,
+        rekeys=rekeys,
+        buckets=buckets,
+        period=period,
+        columns=columns,
+        inserts=inserts or [],
+    )
 
 
-def workspace_only(ep: Episode) -> None:
+def workspace_only(ep: Episode, widen: tuple[str, ...] = ()) -> None:
     """Pattern-matches defects and repairs what bookkeeping can; never reads the contract."""
     view = gather(ep, contract=False)
-    report, script = plan(view)
+    report, script = plan(view, widen)
     if not report:
         report = [{"family": "duplicate_delivery", "partner_id": "none", "event_id": "none"}]
     ok(ep, "write_file", {"path": SCRIPT_PATH, "content": script})
     ok(ep, "submit_report", {"findings": report, "script_path": SCRIPT_PATH})
 
 
+# The widest attack inside the definition (no contract, no commission): the five repairs,
+# plus a refund with no amount reversing what its order booked, plus dropping orders under
+# the database's bar. `refund_share` (scaling a booked accrual by a refund's share of the
+# gross) is arithmetic on a commission, so it is kept apart as `workspace_only_scaled`.
+STRONGEST = ("refund_all", "under_bar")
+
+
+def strongest(ep: Episode) -> None:
+    """The five bookkeeping repairs and the two widenings that need no contract."""
+    workspace_only(ep, STRONGEST)
+
+
+def scaled(ep: Episode) -> None:
+    """`strongest` plus scaling booked accruals by refund shares (beyond the definition)."""
+    workspace_only(ep, (*STRONGEST, "refund_share"))
+
+
 def policies() -> dict[str, Any]:
-    return {"workspace_only": workspace_only}
+    return {"workspace_only": strongest, "workspace_only_scaled": scaled}
