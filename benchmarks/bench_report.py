@@ -25,6 +25,7 @@ BASE_TASKS = 50
 
 
 def main() -> None:
+    from benchlib import Report
     from report_cdp import Browser, find_browser
 
     from datagauntlet.frontdoors.report.html import write_report
@@ -77,14 +78,12 @@ def main() -> None:
     floor_size = len(plotly_js.encode()) + len(gzip.compress(messages, 6))
 
     exe = find_browser()
-    print(f"{'figure':<44} {'ours':>12} {'floor':>12} {'ratio':>7}")
-    print(
-        f"{'report file, 10,000 rollouts (MB)':<44} {size / 1e6:>12.1f} {floor_size / 1e6:>12.1f} "
-        f"{size / floor_size:>7.2f}"
-    )
-    print(f"{'build the report (s)':<44} {build_s:>12.2f} {'':>12} {'':>7}")
+    report = Report("report: 10,000 rollouts")
+    report.add("report file, 10,000 rollouts", size / 1e6, "MB", floor_size / 1e6, "plotly + gzip")
+    report.add("build the report", build_s, "s")
     if exe is None:
-        print("no Chromium here: open times not measured (apt-get install chromium)")
+        report.note("no Chromium here: open times not measured (apt-get install chromium)")
+        report.show()
         return
     browser = Browser(exe)
     try:
@@ -92,17 +91,15 @@ def main() -> None:
         opens = [browser.open(out.as_uri(), ready, timeout=60) for _ in range(3)]
         floors = [browser.open(floor_page.as_uri(), ready, timeout=60) for _ in range(3)]
         ours, floor = statistics.median(opens), statistics.median(floors)
-        print(
-            f"{'open in Chromium until usable (s, median of 3)':<44} {ours:>12.2f} {floor:>12.2f} "
-            f"{ours / floor:>7.2f}"
-        )
+        report.add("open in Chromium until usable (median of 3)", ours, "s", floor, "plotly page")
         browser.open(out.as_uri(), ready, timeout=60)
         t0 = time.monotonic()
         browser.click("#rollouts-table tbody tr[data-i='0']")
         browser.wait_for("document.querySelectorAll('#messages .message').length > 0", 30)
-        print(f"{'open one trajectory (s)':<44} {time.monotonic() - t0:>12.2f} {'':>12} {'':>7}")
+        report.add("open one trajectory", time.monotonic() - t0, "s")
     finally:
         browser.close()
+    report.show()
 
 
 if __name__ == "__main__":

@@ -45,14 +45,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
     from rich.table import Table
 
-    from datagauntlet.cli.options import build_env, table_console
+    from datagauntlet.cli.options import build_env, parse_pairs, table_console
     from datagauntlet.core.registry import list_envs, make
     from datagauntlet.core.report import config_label, markdown_table
-    from datagauntlet.core.runner import calibrate, calibration_size
+    from datagauntlet.core.runner import calibrate, calibration_size, narrowed_grid
 
     if args.seeds is not None and args.seeds < 1:
         raise ValueError("--seeds must be >= 1")
@@ -63,7 +64,20 @@ def run(args: argparse.Namespace) -> int:
     blocks = []
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
-        total = calibration_size(env, args.seeds, args.policy, args.split)
+        if args.policy:
+            unknown = [p for p in args.policy if p not in env.policies()]
+            if unknown:
+                raise ValueError(
+                    f"{env_id} has no policy {unknown[0]!r}; choose from {sorted(env.policies())}"
+                )
+        grid, narrowed = narrowed_grid(env, parse_pairs(args.config or []))
+        for key, (kept, full) in narrowed.items():
+            value = env.config.as_dict()[key]
+            print(
+                f"calibrate: {key}={value} narrows the {key} sweep to {kept} of {full} cells",
+                file=sys.stderr,
+            )
+        total = calibration_size(env, args.seeds, args.policy, args.split, grid)
         with Progress(
             TextColumn(f"[bold]{env_id}[/]"),
             BarColumn(),
@@ -81,6 +95,7 @@ def run(args: argparse.Namespace) -> int:
                 args.workers,
                 lambda k, job=job: bar.advance(job, k),
                 args.policy,
+                grid,
             )
         blocks.append({"env": env_id, "rows": [r.as_dict() for r in rows]})
         if args.json:
@@ -91,7 +106,8 @@ def run(args: argparse.Namespace) -> int:
             continue
         table = Table(
             title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)",
-            caption="* reference policy: must score 1.000 on every task",
+            caption="* reference policy: must score 1.000 on every task"
+            + "".join(f"; {k} held at {env.config.as_dict()[k]}" for k in narrowed),
         )
         table.add_column("config", no_wrap=True)
         table.add_column("policy", no_wrap=True)
