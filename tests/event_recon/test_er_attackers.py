@@ -1,0 +1,83 @@
+"""The workspace-only attacker never opens the contract, computes no commission, and stays
+under its lines. Full-split figures are gate rows (`make gates`); these play a sample."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+from typing import Any
+
+import pytest
+
+from datagauntlet.envs.event_recon import attackers
+from datagauntlet.envs.event_recon.env import EventReconEnv
+
+
+@pytest.fixture(scope="module")
+def env() -> EventReconEnv:
+    return EventReconEnv()
+
+
+class Recorder:
+    def __init__(self, ep: Any) -> None:
+        self._ep = ep
+        self.calls: list[tuple[str, dict[str, Any]]] = []
+        self.tool_specs = ep.tool_specs
+
+    def call(self, name: str, args: dict[str, Any] | None = None) -> dict[str, Any]:
+        self.calls.append((name, dict(args or {})))
+        return self._ep.call(name, args)
+
+
+def play(env: EventReconEnv, task: Any, policy: Any) -> tuple[Recorder, Any]:
+    ep = env.episode(task)
+    try:
+        rec = Recorder(ep)
+        policy(rec)
+        return rec, ep.score()
+    finally:
+        ep.close()
+
+
+def sample(env: EventReconEnv) -> list[Any]:
+    tasks = env.tasks("public")
+    return [tasks[i] for i in (0, 45, 75, 105)]
+
+
+def test_the_attack_never_opens_the_contract(env) -> None:
+    for task in sample(env)[:2]:
+        rec, _ = play(env, task, attackers.strongest)
+        for name, args in rec.calls:
+            text = " ".join(str(v) for v in args.values())
+            assert "INTEGRATION" not in text, (name, args)
+
+
+def test_the_attack_knows_no_rule_and_computes_no_commission() -> None:
+    """Nothing it imports knows the contract, and it never touches a rate or a basis."""
+    tree = ast.parse(inspect.getsource(attackers))
+    imported = {
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    }
+    knows = {"ledger", "terms", "diagnose", "accounting", "truth", "reconciler", "contract"}
+    assert not {m for m in imported if m.rsplit(".", 1)[-1] in knows}
+    constants = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}
+    for column in ("rate_bps", "basis", "effective_from", "INTEGRATION.md"):
+        assert column not in constants, column
+
+
+def test_the_attack_repairs_some_partners_and_solves_no_sampled_task(env) -> None:
+    repaired = 0
+    for task in sample(env):
+        _, score = play(env, task, attackers.strongest)
+        assert score.reward < 1.0, task.id
+        assert score.metrics["validity"] == 1, task.id
+        repaired += score.metrics["partners_repaired"]
+    assert repaired > 0  # the repairs are live, or the bound would be measuring nothing
+
+
+def test_the_attack_scripts_are_standard_library_only(env) -> None:
+    rec, _ = play(env, sample(env)[2], attackers.scaled)
+    script = next(a["content"] for n, a in rec.calls if n == "write_file")
+    tree = ast.parse(script)
+    names = {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
+    assert names == {"sqlite3"}
