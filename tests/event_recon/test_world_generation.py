@@ -17,6 +17,7 @@ from datagauntlet.envs.event_recon.families import activated_bug, builtin_famili
 from datagauntlet.envs.event_recon.generator import generate
 from datagauntlet.envs.event_recon.plan import apply, draw, ledger_projection, run
 from datagauntlet.envs.event_recon.records import FAMILIES, FILES, TABLES
+from datagauntlet.envs.event_recon.world_checks import sanity_findings
 
 
 def _db(world):
@@ -130,6 +131,11 @@ def test_each_wire_and_reference_family_is_exactly_its_latent_bug() -> None:
             assert repaired == built.correct, (inj.family, bug, seed)
             checked.add(f"{inj.family}:{bug}")
     assert {c.split(":")[1] for c in checked} == set(LATENT_BUGS)
+
+
+@pytest.mark.parametrize("index", SAMPLE_INDICES)
+def test_worlds_are_physically_sensible(index: int) -> None:
+    assert sanity_findings(sample_world(index)) == []
 
 
 def test_latent_bugs_are_inert_in_clean_worlds() -> None:

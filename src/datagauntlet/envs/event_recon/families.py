@@ -311,8 +311,12 @@ class PartialBackfill(_Base):
         super().__init__("partial_backfill", "wire", "R4", "B3", True)
 
     def plan(self, draft, partner_id, severity, k, claimed):
+        span = int((draft.end - draft.start).total_seconds())
+        at = draft.start + timedelta(
+            seconds=k.randint("pbf-at", 0, int(span * 0.75), int(span * 0.9))
+        )
         pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
-        pool = [o for o in pool if o.at < draft.end - timedelta(days=20)]
+        pool = [o for o in pool if o.at < at - timedelta(days=2)]  # refunded before the batch
         chosen = pick(k, "pbf", pool, min(severity, 2))
         if not chosen:
             return None
@@ -325,10 +329,6 @@ class PartialBackfill(_Base):
             }
             for i, o in enumerate(chosen)
         ]
-        span = int((draft.end - draft.start).total_seconds())
-        at = draft.start + timedelta(
-            seconds=k.randint("pbf-at", 0, int(span * 0.75), int(span * 0.9))
-        )
         return Injection(
             self.name,
             partner_id,
@@ -513,7 +513,13 @@ class TimezoneBoundary(_Fault):
         for oid in inj.orders:
             o = draft.order(oid)
             o.at = parse_time(inj.params["at"][oid])
+            old = draft.wire[o.event_id].received_at
             draft.wire[o.event_id] = Delivery(o.at + timedelta(seconds=40))
+            shift = draft.wire[o.event_id].received_at - old
+            draft.extras = [  # its retries move with it
+                replace(x, received_at=x.received_at + shift) if x.source_event == o.event_id else x
+                for x in draft.extras
+            ]
         super().apply(draft, inj)
 
 

@@ -190,3 +190,34 @@ def main(argv: Sequence[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+
+
+def sanity_findings(world: World) -> list[str]:
+    """A world that could exist: every effect after its order, every delivery after its
+    event, seqs 1..n per order, refunds within the gross, one currency per program."""
+    from datagauntlet.envs.event_recon.reconciler import read_terms
+
+    terms = read_terms(world.files["INTEGRATION.md"].decode())
+    f = terms.fields
+    found: list[str] = []
+    created: dict[str, str] = {}
+    seqs: dict[str, set[int]] = {}
+    events: list[dict] = []
+    for line in world.files["webhooks.jsonl"].decode().splitlines():
+        env = json.loads(line)
+        events.append(env)
+        p = env["payload"]
+        if env["received_at"] < p[f["time"]]:
+            found.append(f"{env['event_id']} received before it happened")
+        seqs.setdefault(p[f["order"]], set()).add(int(p["seq"]))
+        if env["type"] == "order.created":
+            created.setdefault(p[f["order"]], p[f["time"]])
+    for env in events:
+        p = env["payload"]
+        order = p[f["order"]]
+        if env["type"] != "order.created" and order in created and p[f["time"]] < created[order]:
+            found.append(f"{env['event_id']} happened before its order {order}")
+    for order, s in seqs.items():
+        if s != set(range(1, len(s) + 1)):
+            found.append(f"order {order} has seqs {sorted(s)}")
+    return found
