@@ -30,31 +30,36 @@ class Cell:
     tasks: int
 
 
-def _play(job: tuple[int, int]) -> tuple[int, int, float, float]:
+def _play_task(job: tuple[int, tuple[int, ...]]) -> list[tuple[int, int, float, float]]:
+    """Every graded policy on one task (task-major, so its world is generated once)."""
     from datagauntlet.envs.event_recon.env import EventReconEnv
 
-    k, index = job
+    index, ks = job
     env = EventReconEnv()
     task = env.tasks("public")[index]
-    ep = env.episode(task)
-    try:
-        graded(k)(ep)
-        score = ep.score()
-    finally:
-        ep.close()
-    return k, env.tier_of(task), score.reward, score.components["ledger_correctness"]["value"]
+    tier = env.tier_of(task)
+    out = []
+    for k in ks:
+        ep = env.episode(task)
+        try:
+            graded(k)(ep)
+            score = ep.score()
+        finally:
+            ep.close()
+        out.append((k, tier, score.reward, score.components["ledger_correctness"]["value"]))
+    return out
 
 
 def curve(every: int = CURVE_EVERY, ks: Sequence[int] = GRADED_KS, workers: int = 1) -> list[Cell]:
     from datagauntlet.envs.event_recon.env import EventReconEnv
 
     count = len(EventReconEnv().tasks("public"))
-    jobs = [(k, i) for k in ks for i in range(0, count, every)]
+    jobs = [(i, tuple(ks)) for i in range(0, count, every)]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
-            results = list(pool.map(_play, jobs, chunksize=4))
+            results = [r for rs in pool.map(_play_task, jobs) for r in rs]
     else:
-        results = [_play(j) for j in jobs]
+        results = [r for job in jobs for r in _play_task(job)]
     cells: dict[tuple[int, int], list[tuple[float, float]]] = defaultdict(list)
     for k, tier, reward, ledger in results:
         cells[(k, tier)].append((reward, ledger))
