@@ -142,3 +142,46 @@ def test_latent_bugs_are_inert_in_clean_worlds() -> None:
     for seed in range(30):
         built = run(base_draft(seed, 1 + seed % 4))
         assert built.shipped == built.correct
+
+
+@pytest.mark.parametrize("index", SAMPLE_INDICES)
+def test_every_task_has_every_distractor_outside_the_manifest(index: int) -> None:
+    world = sample_world(index)
+    f = world.schema
+    evidence = {e for d in world.manifest for e in d.evidence}
+    envs = [json.loads(x) for x in world.files["webhooks.jsonl"].decode().splitlines()]
+    clean = [e for e in envs if e["event_id"] not in evidence]
+    refunds = Counter(e["payload"][f.order_field] for e in clean if e["type"] == "order.refunded")
+    assert refunds and max(refunds.values()) >= 2  # refunds, instalments included
+    assert any(e["attempt"] > 1 for e in clean)  # retries repeating an event_id
+    batches: dict[str, list[str]] = {}
+    for e in envs:
+        if e["backfill"]:
+            batches.setdefault(e["batch"], []).append(e["event_id"])
+    assert any(not set(ids) & evidence for ids in batches.values())  # a complete backfill
+    same_day = Counter(
+        (e["payload"]["customer"], e["payload"][f.time_field][:10])
+        for e in clean
+        if e["type"] == "order.created" and e["attempt"] == 1
+    )
+    assert max(same_day.values()) >= 2  # distinct same-day orders from one buyer
+    conn = _db(world)
+    moving = conn.execute(
+        "SELECT code FROM referral_codes GROUP BY code HAVING COUNT(DISTINCT program_id) > 1"
+    ).fetchall()
+    assert moving  # a code that lawfully changes program
+    bars = dict(conn.execute("SELECT DISTINCT program_id, min_order_minor FROM programs"))
+    codes = dict(conn.execute("SELECT code, program_id FROM referral_codes"))
+    under = [
+        e
+        for e in clean
+        if e["type"] == "order.created"
+        and e["payload"].get(f.code_field) in codes
+        and isinstance(e["payload"][f.gross_field], int)
+        and e["payload"][f.gross_field] < bars[codes[e["payload"][f.code_field]]]
+    ]
+    assert under  # orders legitimately under the bar (v1 integers suffice to see one)
+    manual = conn.execute(
+        "SELECT COUNT(*) FROM ledger_entries WHERE kind = 'manual' AND approved_by != ''"
+    ).fetchone()[0]
+    assert manual >= 1  # authorised adjustments matching no event

@@ -123,10 +123,14 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
     partner_ids = list(partners)
 
     # A code that lawfully moves to another program mid-window (a distractor).
-    for n in range(density if n_programs > 1 else 0):
+    moving = 0
+    for n in range(64 if n_programs > 1 else 0):
+        if moving == density:
+            break
         row = k.choice("moving-code", n, codes)
         if len(_rows(codes, row.code)) > 1:
             continue
+        moving += 1
         other = [p for p in program_ids if p != row.program_id]
         moved_at = iso(instant("moving-at", n, 0.35, 0.65))
         codes.append(
@@ -170,14 +174,17 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
             orders.append(order)
 
     # Several distinct same-day orders from one buyer.
+    sameday: list[Order] = []
     for n in range(density):
         pid = k.choice("sameday-partner", n, partner_ids)
-        base = instant("sameday-at", n, 0.05, 0.9)
+        day = instant("sameday-at", n, 0.05, 0.9)
+        base = day.replace(hour=2, minute=0, second=0)  # all of them on one UTC day
         customer = "cus_" + k.token("sameday-customer", n, 8)
         gross = k.randint("sameday-gross", n, 2000, 12000)
         for m in range(k.randint("sameday-count", n, 2, 3)):
-            at = base + timedelta(minutes=k.randint("sameday-gap", f"{n}/{m}", 5, 300) * (m + 1))
-            orders.append(new_order(partner_codes[pid][0], at, gross, customer, f"sd{n}/{m}"))
+            at = base + timedelta(minutes=k.randint("sameday-gap", f"{n}/{m}", 5, 120) * (m + 1))
+            sameday.append(new_order(partner_codes[pid][0], at, gross, customer, f"sd{n}/{m}"))
+    orders.extend(sameday)
 
     # Orders at a month boundary (bucketed correctly: zone distractors).
     for n in range(2 * density):
@@ -203,6 +210,9 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
         )
 
     orders.sort(key=lambda o: (o.at, o.order_id))
+    known = [n for n, o in enumerate(orders) if not o.code.startswith("ZZ")]
+    forced_instalments = k.choice("forced-instalments", 0, known)
+    forced_retry = k.choice("forced-retry", 0, known)
 
     # Amendments (always carrying both money fields) and refunds, instalments included.
     for n, order in enumerate(orders):
@@ -235,6 +245,8 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
             parts = 1
         elif roll < 0.16 + 0.05 * density:
             parts = k.randint("instalments", n, 2, 3)
+        if n == forced_instalments:  # every task has at least one refund in instalments
+            parts = 2
         last = order.effects[-1].at if order.effects else order.at
         if parts == -1:
             at = min(
@@ -270,7 +282,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
         ):
             received = at + timedelta(seconds=k.randint("latency", f"{n}/{m}", 2, 900))
             wire[eid] = Delivery(received)
-            if k.chance("retry", f"{n}/{m}", RETRY_RATE[tier]):
+            if (n, m) == (forced_retry, 0) or k.chance("retry", f"{n}/{m}", RETRY_RATE[tier]):
                 extras.append(
                     Extra(
                         eid,
@@ -284,11 +296,13 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
     # Complete backfill batches: older orders delivered late, in order, all of each.
     first_month_end = month_start(*add_months(year, month, 1))
     early = [o for o in orders if o.at < first_month_end - timedelta(days=2)]
+    batched: set[str] = set()
     for b in range(1 if tier < 4 else 2):
         batch = "bf_" + k.token("batch", b, 8)
         chosen = k.sample(
             f"batch-orders-{b}", early, min(len(early), k.randint("batch-size", b, 3, 5))
         )
+        batched |= {o.order_id for o in chosen}
         t = instant("batch-at", b, 0.7, 0.9)
         for order in sorted(chosen, key=lambda o: o.at):
             for eid in order.events():
@@ -321,6 +335,12 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
             )
         )
 
+    # Distractors no defect may use, so every task keeps one of each untouched.
+    under = [o for o in orders if o.gross < 1500 and not o.code.startswith("ZZ")]
+    reserved = {o.order_id for o in sameday}
+    reserved |= {orders[forced_instalments].order_id, orders[forced_retry].order_id}
+    reserved |= {o.order_id for o in under[:1]} | batched
+
     return Draft(
         seed=seed,
         tier=tier,
@@ -339,6 +359,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
         wire=wire,
         extras=extras,
         manual=manual,
+        reserved=reserved,
         payout_stamp=iso(first_month_end + timedelta(days=k.randint("payout-day", 0, 5, 12))),
     )
 

@@ -89,6 +89,7 @@ class Draft:
     extras: list[Extra]
     manual: list[LedgerEntry]
     faults: dict[str, dict[str, object]] = field(default_factory=dict)  # order_id -> fault
+    reserved: set[str] = field(default_factory=set)  # distractor orders no defect may touch
     payout_stamp: str = ""
 
     def copy(self) -> Draft:
@@ -108,6 +109,7 @@ class Draft:
             extras=list(self.extras),
             manual=list(self.manual),
             faults={k: dict(v) for k, v in self.faults.items()},
+            reserved=set(self.reserved),
         )
 
     def order(self, order_id: str) -> Order:

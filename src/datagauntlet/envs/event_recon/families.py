@@ -54,7 +54,7 @@ def partner_orders(draft: Draft, partner_id: str, claimed: set[str]) -> list[Ord
     """Unclaimed orders attributed directly to the partner, outside any backfill batch."""
     out = []
     for o in draft.orders:
-        if o.order_id in claimed:
+        if o.order_id in claimed or o.order_id in draft.reserved:
             continue
         row = draft.code_row_at(o.code, acc.iso(o.at))
         if row is None or row.partner_id != partner_id:
@@ -419,7 +419,8 @@ class TierMisconfiguration(_Base):
         mine = [c.code for c in draft.codes if c.partner_id == partner_id]
         for code in k.shuffled("tier-codes", sorted(set(mine))):
             orders = [o for o in draft.orders if o.code == code]
-            if any(o.order_id in claimed for o in orders) or not earning(draft, orders):
+            touched = claimed | draft.reserved
+            if any(o.order_id in touched for o in orders) or not earning(draft, orders):
                 continue
             tier = draft.partners[partner_id].tier
             others = [t for t in PARTNER_TIERS if t != tier]
