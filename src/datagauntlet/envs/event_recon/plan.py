@@ -137,7 +137,12 @@ def evaluate(
         failed.append(CONDITIONS[0])
     broken_final = {p for p in final.draft.partners if final.shipped[p] != final.correct[p]}
     statement = statement_projection(final.draft)
-    if any(statement.get(p, {}) == final.correct[p] for p in broken_final):
+    first = final.draft.months[0]
+    paid = {p: {first: v[first]} for p, v in final.shipped.items() if v.get(first, 0) > 0}
+    if any(
+        statement.get(p, {}) == final.correct[p] or paid.get(p, {}) == final.correct[p]
+        for p in broken_final
+    ):  # neither the brand's numbers nor the payouts already made may be the answer
         failed.append(CONDITIONS[5])
     repaired = bookkeeping_projection(final.draft, final.envelopes, final.entries)
     repairable = tuple(sorted(p for p in broken_final if repaired.get(p, {}) == final.correct[p]))
