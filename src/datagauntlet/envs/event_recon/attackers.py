@@ -229,7 +229,7 @@ def _zone_month(stamp: str, zone_name: str) -> str | None:
     return at.astimezone(zone(zone_name)).strftime("%Y-%m")
 
 
-WIDENINGS = ("refund_all", "under_bar", "refund_share")
+WIDENINGS = ("refund_all", "refund_full", "under_bar", "refund_share", "tier_scale")
 
 
 def _minor(value: Any) -> int | None:
@@ -294,14 +294,28 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
             if r["kind"] == "accrual":
                 accrued[r["order_ref"]] = r
     refunds: list[tuple[str, str, int]] = []  # (order, event, amount to reverse)
+    rescaled: list[tuple[str, int]] = []  # (entry id, new amount)
     if "refund_all" in widen:  # a refund with no amount reverses everything booked
         refunds += [(o, e, -booked[o]) for o, e in seen.bare_refunds if booked.get(o)]
-    if "refund_share" in widen:  # a refund held back: the booked accrual, scaled by share
-        for o, e, gross in seen.early_refunds:
-            total, part = _minor(seen.latest_gross.get(o)), _minor(gross)
-            if o in accrued and total and part is not None:
-                amount = int(accrued[o][n.amount])
-                refunds.append((o, e, -((amount * part * 2 + total) // (2 * total))))
+    for o, e, gross in seen.early_refunds:  # a refund held back, which the builder dropped
+        total, part = _minor(seen.latest_gross.get(o)), _minor(gross)
+        if o not in accrued or not total or part is None:
+            continue
+        if "refund_full" in widen and part == total:  # all of it: reverse what was booked
+            refunds.append((o, e, -booked[o]))
+        elif "refund_share" in widen:  # a share of it: the booked accrual, scaled
+            amount = int(accrued[o][n.amount])
+            refunds.append((o, e, -((amount * part * 2 + total) // (2 * total))))
+    if "tier_scale" in widen:  # a stale cached tier: scale the order's rows by the rates
+        from datagauntlet.envs.event_recon.attack_scaling import tier_ratios
+
+        for order, ratio in tier_ratios(view, n).items():
+            for r in kept:
+                if r.get("order_ref") == order:
+                    old = int(r[n.amount])
+                    new = (2 * old * ratio[0] + ratio[1]) // (2 * ratio[1])
+                    if new != old:
+                        rescaled.append((r["entry_id"], new))
     for i, (order, event, amount) in enumerate(refunds):
         template = accrued.get(order)
         if template is None or not amount:
@@ -343,7 +357,7 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
     ]
     columns = view.tables["ledger_entries"].columns
     rows_in = [tuple(r.get(c) for c in columns) for r in inserts]
-    return report, render(n.period, deletes, rekeys, buckets, columns, rows_in)
+    return report, render(n, deletes, rekeys, buckets, columns, rows_in, rescaled)
 
 
 SCRIPT = '''"""Bookkeeping repairs only: no rate, basis, bar or rounding is computed."""
@@ -352,6 +366,7 @@ import sqlite3
 DELETE = {deletes}
 REKEY = {rekeys}
 REBUCKET = {buckets}
+RESCALE = {rescaled}
 COLUMNS = {columns}
 INSERT = {inserts}
 
@@ -362,6 +377,8 @@ with db:
                    [(p, e) for e, p in REKEY])
     db.executemany("UPDATE ledger_entries SET {period} = ? WHERE entry_id = ?",
                    [(m, e) for e, m in REBUCKET])
+    db.executemany("UPDATE ledger_entries SET {amount} = ? WHERE entry_id = ?",
+                   [(a, e) for e, a in RESCALE])
     if INSERT:
         db.executemany("INSERT INTO ledger_entries ({{}}) VALUES ({{}})".format(
             ", ".join(COLUMNS), ", ".join("?" * len(COLUMNS))), INSERT)
@@ -374,20 +391,23 @@ db.close()
 
 
 def render(
-    period: str,
+    n: Names,
     deletes: list[str],
     rekeys: list[tuple[str, str]],
     buckets: list[tuple[str, str]],
-    columns: tuple[str, ...] = (),
-    inserts: list[tuple[Any, ...]] | None = None,
+    columns: tuple[str, ...],
+    inserts: list[tuple[Any, ...]],
+    rescaled: list[tuple[str, int]],
 ) -> str:
     return SCRIPT.format(
         deletes=deletes,
         rekeys=rekeys,
         buckets=buckets,
-        period=period,
+        rescaled=rescaled,
+        period=n.period,
+        amount=n.amount,
         columns=columns,
-        inserts=inserts or [],
+        inserts=inserts,
     )
 
 
@@ -402,20 +422,22 @@ def workspace_only(ep: Episode, widen: tuple[str, ...] = ()) -> None:
 
 
 # The widest attack inside the definition (no contract, no commission): the five repairs,
-# plus a refund with no amount reversing what its order booked, plus dropping orders under
-# the database's bar. `refund_share` (scaling a booked accrual by a refund's share of the
-# gross) is arithmetic on a commission, so it is kept apart as `workspace_only_scaled`.
-STRONGEST = ("refund_all", "under_bar")
+# plus a refund with no amount (or a held-back refund of the whole gross) reversing what its
+# order booked, plus dropping the rows of orders under the database's bar. Scaling a booked
+# amount (by a refund's share of the gross, or by the schedule's rates for a stale cached tier)
+# is arithmetic on a commission, so it is kept apart as `workspace_only_scaled`.
+STRONGEST = ("refund_all", "refund_full", "under_bar")
+SCALED = (*STRONGEST, "refund_share", "tier_scale")
 
 
 def strongest(ep: Episode) -> None:
-    """The five bookkeeping repairs and the two widenings that need no contract."""
+    """The five bookkeeping repairs and the widenings that need no contract."""
     workspace_only(ep, STRONGEST)
 
 
 def scaled(ep: Episode) -> None:
-    """`strongest` plus scaling booked accruals by refund shares (beyond the definition)."""
-    workspace_only(ep, (*STRONGEST, "refund_share"))
+    """`strongest` plus two repairs that scale booked amounts (beyond the definition)."""
+    workspace_only(ep, SCALED)
 
 
 def policies() -> dict[str, Any]:
