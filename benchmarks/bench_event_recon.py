@@ -23,10 +23,13 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import datagauntlet as dg
 
 HERE = Path(__file__).resolve().parent
+if TYPE_CHECKING:
+    from benchlib import Report
 
 
 def _timed_episode(env: dg.Environment, policy: str, task: dg.Task) -> tuple[float, float]:
@@ -50,22 +53,24 @@ def bare_python_s(k: int = 10) -> float:
     return statistics.median(out)
 
 
-def episodes(n: int) -> None:
+def episodes(report: Report, n: int) -> None:
     env = dg.make("event-recon")
     tasks = env.tasks("public")
     step = max(1, len(tasks) // n)
     sample = tasks[::step][:n]
     ref = [_timed_episode(env, env.reference, t) for t in sample]
     null = [_timed_episode(env, "null", t) for t in sample]
-    ref_s = statistics.median(s for s, _ in ref)
-    print(f"\nreference episode ({len(sample)} public tasks, every tier)")
-    print(f"  median {ref_s * 1000:8.1f} ms   max {max(s for s, _ in ref) * 1000:8.1f} ms")
-    print(f"  rewards all 1.0: {all(r == 1.0 for _, r in ref)}   target < 2000 ms")
-    print(f"  floor: null episode {statistics.median(s for s, _ in null) * 1000:8.1f} ms")
-    print(f"  floor: bare python start {bare_python_s() * 1000:8.1f} ms")
+    ref_ms = 1000 * statistics.median(s for s, _ in ref)
+    null_ms = 1000 * statistics.median(s for s, _ in null)
+    bare_ms = 1000 * bare_python_s()
+    report.add(f"reference episode, median of {len(sample)} (target < 2000)", ref_ms, "ms",
+               null_ms, "null episode")  # fmt: skip
+    report.add("reference episode, slowest", 1000 * max(s for s, _ in ref), "ms", bare_ms,
+               "bare python start")  # fmt: skip
+    report.add("reference rewards all 1.0", str(all(r == 1.0 for _, r in ref)))
 
 
-def gates(workers: int) -> None:
+def gates(report: Report, workers: int) -> None:
     start = time.perf_counter()
     proc = subprocess.run(
         [sys.executable, "-m", "datagauntlet.cli.main", "gates", "event-recon",
@@ -73,14 +78,11 @@ def gates(workers: int) -> None:
         capture_output=True, text=True,
     )  # fmt: skip
     seconds = time.perf_counter() - start
-    print(f"\ngate suite, 120 public tasks, --workers {workers}")
-    print(f"  {seconds:8.1f} s (exit {proc.returncode})   target < 600 s")
-    if proc.returncode not in (0, 1):
-        print("  " + (proc.stderr.strip().splitlines() or ["no output"])[-1])
+    report.add(f"gate suite, 120 public tasks, --workers {workers} (target < 600)", seconds, "s")
+    report.add("gate suite exit code", str(proc.returncode))
 
 
-def vf(n: int) -> None:
-    sys.path.append(str(HERE))
+def vf(report: Report, n: int) -> None:
     from bench_frontdoors import overhead_rows, start_mock, vf_rollouts
 
     proc, base_url = start_mock("event-recon")
@@ -89,12 +91,11 @@ def vf(n: int) -> None:
     finally:
         proc.terminate()
         proc.wait()
-    print(f"\nverifiers door, {rows['rollouts']} sequential rollouts (reference replayed)")
-    print(f"  wall per rollout    {rows['wall_ms_mean']:8.1f} ms")
-    print(f"  model time          {rows['model_ms_mean']:8.1f} ms")
-    print(f"  overhead (wall - model) mean {rows['overhead_ms_mean']:8.1f} ms")
-    print(f"  of which tool calls {rows['tool_calls_ms_mean']:8.1f} ms")
-    print(f"  rewards all 1.0: {rows['rewards_all_1']}")
+    report.add(f"verifiers rollout wall, mean of {rows['rollouts']}", rows["wall_ms_mean"], "ms")
+    report.add("verifiers rollout model time", rows["model_ms_mean"], "ms")
+    report.add("verifiers overhead per rollout (wall - model)", rows["overhead_ms_mean"], "ms")
+    report.add("verifiers tool calls per rollout", rows["tool_calls_ms_mean"], "ms")
+    report.add("verifiers rewards all 1.0", str(rows["rewards_all_1"]))
 
 
 def main() -> None:
@@ -105,11 +106,16 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--vf", type=int, default=0, help="verifiers rollouts to time")
     args = parser.parse_args()
-    episodes(args.tasks)
+    sys.path.append(str(HERE))
+    from benchlib import Report
+
+    report = Report("event-recon speed")
+    episodes(report, args.tasks)
     if args.gates:
-        gates(args.workers)
+        gates(report, args.workers)
     if args.vf:
-        vf(args.vf)
+        vf(report, args.vf)
+    report.show()
 
 
 if __name__ == "__main__":
