@@ -6,6 +6,7 @@ measured in the same run. Not a test. Run: .venv/bin/python benchmarks/bench_eve
 from __future__ import annotations
 
 import os
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -31,7 +32,10 @@ def one_core() -> str:
 
 
 def main() -> None:
-    print(f"event-recon world ({one_core()}; zones from {zones.source()})")
+    sys.path.append(str(Path(__file__).resolve().parent))
+    from benchlib import Report
+
+    report = Report(f"event-recon world ({one_core()}; zones from {zones.source()})")
     records = public_tasks()
 
     start = time.perf_counter()
@@ -47,18 +51,15 @@ def main() -> None:
     checked = time.perf_counter() - start
     total = generated + checked
     attempts = sum(w.attempts for w in worlds)
-    print(
-        f"  120 public tasks, generated + ten conditions + cross-check: {total:.2f} s "
-        f"(target < {GENERATION_TARGET_S:.0f} s): generation {generated:.2f} s over {attempts} "
-        f"plan attempts, cross-check {checked:.2f} s"
-    )
-    print(
-        f"    floor: one clean world rendered and built per task, no plan, no checks: {floor:.2f} s"
-    )
-    print(
-        f"  cross-check: {len(worlds)}/{len(records)} tasks agree, "
-        f"{projections} partner projections"
-    )
+    report.add(
+        f"120 public tasks: generation + ten conditions + cross-check "
+        f"(target < {GENERATION_TARGET_S:.0f} s)",
+        total, "s", floor, "clean worlds, no plan, no checks",
+    )  # fmt: skip
+    report.add(f"  generation ({attempts} plan attempts)", generated, "s")
+    report.add("  cross-check", checked, "s")
+    report.add(f"cross-check: tasks agreeing of {len(records)}", len(worlds))
+    report.add("cross-check: partner projections", projections)
 
     world = worlds[len(worlds) // 2]
     size = sum(len(world.files[n]) for n in FILES)
@@ -76,14 +77,15 @@ def main() -> None:
                 with open(raw_dir / name, "wb") as fh:
                     fh.write(world.files[name])
             raw = min(raw, time.perf_counter() - t0)
-    print(
-        f"  materialise one workspace ({size / 1024:.0f} KiB): {best * 1000:.2f} ms "
-        f"(target < {MATERIALIZE_TARGET_MS:.0f} ms); floor, four raw writes: {raw * 1000:.2f} ms"
-    )
+    report.add(
+        f"materialise one workspace, {size / 1024:.0f} KiB (target < "
+        f"{MATERIALIZE_TARGET_MS:.0f} ms)",
+        best * 1000, "ms", raw * 1000, "four raw writes",
+    )  # fmt: skip
     start = time.perf_counter()
     generate(world.seed, world.tier)
-    one = time.perf_counter() - start
-    print(f"  one task from its seed, files included: {one * 1000:.0f} ms")
+    report.add("one task from its seed, files included", (time.perf_counter() - start) * 1000, "ms")
+    report.show()
 
 
 if __name__ == "__main__":
