@@ -176,3 +176,36 @@ def test_rejected_plans_are_regenerated_not_shipped() -> None:
     for seed in range(3):
         world = generate(seed, 1)
         assert len(world.broken_partners) == 1 and len(world.manifest) == 1
+
+
+def test_7_counts_the_widened_contract_free_repairs() -> None:
+    """A bare refund (reverse what was booked) and an under-bar order (drop its rows) are
+    finished without the contract too, so a tier-1 task made of either is refused."""
+    clean = base_draft(5, 1)
+    partner = sorted(clean.partners)[2]
+    order = earning(clean, partner_orders(clean, partner, set()))[0]
+    bare = Injection(
+        "missing_field_coercion",
+        partner,
+        (order.order_id,),
+        {"specs": [{"order": order.order_id, "mode": "refund", "id": "evt_" + "a" * 16,
+                    "tax": 0, "minutes": 600}]},
+    )  # fmt: skip
+    ev = evaluate(clean, [bare], FAMILIES)
+    assert CONDITIONS[6] in ev.failed and ev.repairable == (partner,)
+    under = next(
+        o
+        for p in sorted(clean.partners)
+        for o in partner_orders(clean, p, set())
+        if o.gross < 1500 and not o.effects and o.currency == clean.currency
+    )
+    owner = clean.code_row_at(under.code, under.at.strftime("%Y-%m-%dT%H:%M:%SZ"))
+    assert owner is not None
+    lowered = Injection(
+        "qualification_bar_mismatch",
+        owner.partner_id,
+        (under.order_id,),
+        {"bars": {under.order_id: 1}, "mode": "lowered"},
+    )
+    ev = evaluate(clean, [lowered], FAMILIES)
+    assert CONDITIONS[6] in ev.failed and ev.repairable == (owner.partner_id,)

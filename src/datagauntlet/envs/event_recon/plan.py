@@ -252,49 +252,81 @@ def _bookkeeping_only(family: Family) -> bool:
 
 
 def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection] | None:
-    """A plan for the draft's tier: distinct families from T2 on; T3 and T4 share a partner.
+    """A plan for the draft's tier: distinct families from T2 on; on T3/T4 the first two
+    defects share a partner.
 
     Families that are bookkeeping in every mode would break invariant 7 on a tier-1 or
-    tier-2 task, so those tiers do not draw them; on T3/T4 they go to the shared partner,
-    next to a defect that needs the contract.
+    tier-2 task, so those tiers do not draw them; T3/T4 draw at most one, and put it on the
+    shared partner next to a defect that needs the contract. These are only to waste fewer
+    attempts: the ten conditions judge the built task either way.
     """
     tier = clean.tier
     lo, hi = DEFECTS_BY_TIER[tier]
     n = k.randint("n-defects", 0, lo, hi)
     names = sorted(families)
-    pool = [f for f in names if tier >= 3 or not _bookkeeping_only(families[f])]
-    chosen = k.sample("families", pool, min(n, len(pool)))
+    books = [f for f in names if _bookkeeping_only(families[f])]
+    others = [f for f in names if f not in books]
+    chosen = k.sample("families", others, min(n, len(others)))
+    if tier >= 3 and books and k.chance("bookkeeping", 0, 0.8):
+        chosen[-1] = k.choice("bookkeeping-family", 0, books)
     if tier == 4 and not any(families[f].contract_reasoning for f in chosen):
-        reasoning = [f for f in pool if families[f].contract_reasoning and f not in chosen]
-        chosen[-1] = k.choice("reasoning-family", 0, reasoning)
-    # Reference families claim whole codes: plan them first. Then on T3/T4 the first two
-    # (on the shared partner) pair a bookkeeping-only family with one that is not.
-    chosen.sort(key=lambda f: (families[f].where != "reference", names.index(f)))
-    if tier >= 3:
-        books = [f for f in chosen if _bookkeeping_only(families[f])]
-        others = [f for f in chosen if not _bookkeeping_only(families[f])]
-        if books and others:
-            chosen = [books[0], others[0], *others[1:], *books[1:]]
+        reasoning = [f for f in others if families[f].contract_reasoning and f not in chosen]
+        chosen[0] = k.choice("reasoning-family", 0, reasoning)
+    # Reference families claim whole codes: plan them first; a bookkeeping-only one leads.
+    chosen.sort(
+        key=lambda f: (
+            not _bookkeeping_only(families[f]),
+            families[f].where != "reference",
+            names.index(f),
+        )
+    )
     partners = [p for p in clean.partners if clean.partners[p].merged_into is None]
-    hub = k.choice("hub", 0, partners)
     used: set[str] = set()
     claimed: set[str] = set()
     plan: list[Injection] = []
-    for i, name in enumerate(chosen):
-        if tier >= 3 and i < 2:
-            order = [hub, *k.shuffled(f"partners-{i}", [p for p in partners if p != hub])]
+    hub: str | None = None
+    pending = list(chosen)
+    i = 0
+    while pending:
+        if tier >= 3 and i == 1:
+            # The second defect goes to the first one's partner: whichever family can.
+            pick = next(
+                (
+                    (f, inj)
+                    for f in pending
+                    if (inj := _plan_on(families[f], clean, [hub], k, i, claimed)) is not None
+                ),
+                None,
+            )
+            if pick is None:
+                return None
+            name, inj = pick
         else:
-            order = k.shuffled(f"partners-{i}", [p for p in partners if p not in used])
-        severity = k.randint("severity", i, 1, 3)
-        inj = None
-        for attempt, partner in enumerate(order[:6]):
-            keyed = Keyed(f"{k.seed}/{name}/{i}/{attempt}")
-            inj = families[name].plan(clean, partner, severity, keyed, claimed)
-            if inj is not None:
-                break
-        if inj is None:
-            return None
+            name = pending[0]
+            pool = [p for p in partners if p not in used or tier >= 3]
+            inj = _plan_on(
+                families[name], clean, k.shuffled(f"partners-{i}", pool)[:6], k, i, claimed
+            )
+            if inj is None:
+                return None
+        pending.remove(name)
+        hub = hub or inj.partner_id
         claimed.update(inj.orders)
         used.update(named_partners(inj, families))
         plan.append(inj)
+        i += 1
     return plan
+
+
+def _plan_on(
+    family: Family, clean: Draft, partners: list[str | None], k: Keyed, i: int, claimed: set[str]
+) -> Injection | None:
+    severity = k.randint("severity", i, 1, 3)
+    for attempt, partner in enumerate(partners):
+        if partner is None:
+            continue
+        keyed = Keyed(f"{k.seed}/{family.name}/{i}/{attempt}")
+        inj = family.plan(clean, partner, severity, keyed, claimed)
+        if inj is not None:
+            return inj
+    return None
