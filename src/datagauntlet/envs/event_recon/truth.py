@@ -49,12 +49,12 @@ def all_order_lines(draft: Draft) -> OrderLines:
     return {o.order_id: order_lines(draft, o) for o in draft.orders}
 
 
-def project(draft: Draft, lines: OrderLines | None = None) -> Projection:
+def project(draft: Draft, lines: OrderLines | None = None, manual: bool = True) -> Projection:
     lines = all_order_lines(draft) if lines is None else lines
     totals: dict[str, dict[str, int]] = {p: defaultdict(int) for p in draft.partners}
     for per_order in lines.values():
         for (partner, period), amount in per_order.items():
             totals[partner][period] += amount
-    for entry in draft.manual:  # R14: authorised manual adjustments stand as booked
+    for entry in draft.manual if manual else ():  # R14: authorised adjustments stand
         totals[entry.partner_id][entry.period] += entry.amount_minor
     return {p: {k: v for k, v in sorted(t.items()) if v} for p, t in sorted(totals.items())}

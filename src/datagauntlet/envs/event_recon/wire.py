@@ -75,13 +75,21 @@ def event_index(draft: Draft) -> dict[str, tuple[Order, Effect | None]]:
     return index
 
 
-def render(draft: Draft) -> list[Envelope]:
-    """Every delivery, sorted by receipt time (ties broken by a keyed hash, never by id)."""
+def render(draft: Draft, only: set[str] | None = None) -> list[Envelope]:
+    """Every delivery, sorted by receipt time (ties broken by a keyed hash, never by id).
+
+    With `only`, just the deliveries of those orders (their relative order is the same).
+    """
     tie = HashPrefix(draft.seed, "tie")
+    index = event_index(draft)
     items: list[tuple[datetime, int, str, str, int, Delivery]] = []
     for event_id, d in draft.wire.items():
+        if only is not None and index[event_id][0].order_id not in only:
+            continue
         items.append((d.received_at, tie.at(event_id), event_id, event_id, 1, d))
     for x in draft.extras:
+        if only is not None and index[x.source_event][0].order_id not in only:
+            continue
         d = draft.wire[x.source_event]
         moved = Delivery(x.received_at, d.backfill, d.batch, d.money_style)
         items.append(
@@ -95,7 +103,6 @@ def render(draft: Draft) -> list[Envelope]:
             )
         )
     items.sort(key=lambda t: (t[0], t[1]))
-    index = event_index(draft)
     out = []
     for n, (received, _, source, event_id, attempt, d) in enumerate(items, start=1):
         version = 2 if received >= draft.cutover else 1
