@@ -5,12 +5,17 @@ from __future__ import annotations
 
 import ast
 import inspect
+import os
+import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
 from datagauntlet.envs.event_recon import attackers
 from datagauntlet.envs.event_recon.env import EventReconEnv
+
+DOC = Path(__file__).resolve().parents[2] / "docs" / "envs" / "event-recon.md"
 
 
 @pytest.fixture(scope="module")
@@ -65,14 +70,18 @@ def test_the_attack_knows_no_rule_and_computes_no_commission() -> None:
         assert column not in constants, column
 
 
-def test_the_attack_repairs_some_partners_and_solves_no_sampled_task(env) -> None:
-    repaired = 0
+def test_the_attack_solves_no_sampled_task_and_its_repairs_are_live(env) -> None:
     for task in sample(env):
         _, score = play(env, task, attackers.strongest)
         assert score.reward < 1.0, task.id
         assert score.metrics["validity"] == 1, task.id
-        repaired += score.metrics["partners_repaired"]
-    assert repaired > 0  # the repairs are live, or the bound would be measuring nothing
+    # Invariant 7 leaves a few partners the repairs can finish; find one, or the bound would
+    # be measuring an attack that does nothing.
+    for task in env.tasks("public")[90:110]:
+        _, score = play(env, task, attackers.strongest)
+        if score.metrics["partners_repaired"]:
+            return
+    pytest.fail("the attack repaired no partner on 20 tier-4 tasks")
 
 
 def test_the_attack_scripts_are_standard_library_only(env) -> None:
@@ -81,3 +90,23 @@ def test_the_attack_scripts_are_standard_library_only(env) -> None:
     tree = ast.parse(script)
     names = {a.name for node in ast.walk(tree) if isinstance(node, ast.Import) for a in node.names}
     assert names == {"sqlite3"}
+
+
+@pytest.mark.skipif(os.environ.get("DATAGAUNTLET_GATES") != "1", reason="full sweep: make gates")
+def test_the_published_attack_table_is_the_measured_one() -> None:
+    from datagauntlet.envs.event_recon.attack_sweep import attack_table, markdown
+
+    text = DOC.read_text()
+    m = re.search(r"<!-- attack:start -->\n(.*?)\n<!-- attack:end -->", text, re.S)
+    assert m, "docs/envs/event-recon.md has no attack table"
+    assert markdown(attack_table(workers=2)) == m.group(1).strip()
+
+
+def test_the_published_attack_table_keeps_the_lines() -> None:
+    """The row the gates hold (`workspace_only`) solves nothing and stays under both lines."""
+    text = DOC.read_text()
+    row = next(line for line in text.splitlines() if "(`workspace_only`)" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1].startswith("0/")
+    assert float(cells[3]) <= 0.15
+    assert all(float(c) <= 0.17 for c in cells[4:])

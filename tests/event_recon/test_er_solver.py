@@ -137,15 +137,26 @@ def test_the_solvers_ledger_is_the_contracts_on_every_partner(env) -> None:
             ep.close()
 
 
-@pytest.mark.parametrize("rule", ["R2", "R3", "R6", "R7", "R9", "R11", "R12", "R14", "W1", "W2"])
-def test_each_misread_rule_changes_what_is_owed_somewhere(env, rule: str) -> None:
+@pytest.fixture(scope="module")
+def sample_worlds(env) -> list[L.World]:
+    out = []
+    for task in env.tasks("public")[::6]:
+        view = view_of_files(env.world(task).files)
+        out.append(L.World(view, read_terms(view.contract)))
+    return out
+
+
+@pytest.mark.parametrize("rule", L.CONTRACT_RULES)
+def test_each_misread_rule_changes_what_is_owed_somewhere(sample_worlds, rule: str) -> None:
     """Every switch of `Reading` is live: reading one rule wrongly moves some partner on some
     sampled task (otherwise the graded policies' curve would be measuring nothing)."""
-    known = frozenset(L.CONTRACT_RULES) - {rule}
-    for task in env.tasks("public")[::3]:
-        view = view_of_files(env.world(task).files)
-        world = L.World(view, read_terms(view.contract))
-        right = L.projection(world, L.compute(world))
-        if right != L.projection(world, L.compute(world, L.with_rules(known))):
+    # A retry repeats its event's (order, seq), so R2 read right already absorbs R1 read
+    # wrong: R1's misreading is live once R2 is misread too.
+    base = frozenset(L.CONTRACT_RULES) - ({"R2"} if rule == "R1" else set())
+    misread = L.with_rules(base - {rule})
+    assert misread != L.with_rules(base)
+    for world in sample_worlds:
+        right = L.projection(world, L.compute(world, L.with_rules(base)))
+        if right != L.projection(world, L.compute(world, misread)):
             return
     pytest.fail(f"misreading {rule} changed nothing on the sampled tasks")

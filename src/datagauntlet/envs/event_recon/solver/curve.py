@@ -50,11 +50,21 @@ def _play_task(job: tuple[int, tuple[int, ...]]) -> list[tuple[int, int, float, 
     return out
 
 
-def curve(every: int = CURVE_EVERY, ks: Sequence[int] = GRADED_KS, workers: int = 1) -> list[Cell]:
+def curve(
+    every: int = CURVE_EVERY,
+    ks: Sequence[int] = GRADED_KS,
+    workers: int = 1,
+    tiers: Sequence[int] | None = None,
+) -> list[Cell]:
+    """The table's cells; `tiers` keeps only those tiers' tasks (a cheaper partial check)."""
     from datagauntlet.envs.event_recon.env import EventReconEnv
 
-    count = len(EventReconEnv().tasks("public"))
-    jobs = [(i, tuple(ks)) for i in range(0, count, every)]
+    env = EventReconEnv()
+    tasks = env.tasks("public")
+    picked = [
+        i for i in range(0, len(tasks), every) if tiers is None or env.tier_of(tasks[i]) in tiers
+    ]
+    jobs = [(i, tuple(ks)) for i in picked]
     if workers > 1:
         with ProcessPoolExecutor(workers) as pool:
             results = [r for rs in pool.map(_play_task, jobs) for r in rs]
