@@ -22,6 +22,7 @@ class RefundReemission:
     latent_bug = "B1"
     contract_reasoning = True
     bookkeeping_only = False
+    summary = "a refund re-emitted under a new `event_id` was reversed twice (R2)"
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]

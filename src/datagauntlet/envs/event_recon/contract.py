@@ -7,6 +7,25 @@ from datagauntlet.envs.event_recon.draft import Draft
 
 RULE_IDS = (*(f"R{i}" for i in range(1, 15)), "W1", "W2")
 
+# What each family means, in the contract's terms (generic: nothing about a task).
+FAMILY_SUMMARIES = {
+    "duplicate_delivery": "an effect re-emitted under a new `event_id` was counted again (R2)",
+    "out_of_order_delivery": "amendments applied in delivery order, not `seq` order (R3)",
+    "missing_field_coercion": "an absent money field was read as zero (W1, R13)",
+    "schema_drift": "money read by the envelope version instead of its JSON type (W2)",
+    "currency_or_rounding_drift": (
+        "an order in a currency its program does not pay in earned (R12), or a money string "
+        "with extra decimals was not rounded half to even (W2)"
+    ),
+    "partial_backfill": "an effect delivered before its order was dropped, not held (R4)",
+    "identity_fragmentation": "a merged duplicate partner record kept earning (R6)",
+    "tier_misconfiguration": "a code's cached tier was used instead of its partner's (R7)",
+    "gross_net_divergence": "commission computed on the wrong basis (R8)",
+    "timezone_boundary": "an order bucketed by its UTC month, not the payout zone's (R9)",
+    "retroactive_program_change": "a rate change applied to orders placed before it (R7)",
+    "qualification_bar_mismatch": "an order judged against the wrong qualification bar (R10)",
+}
+
 TEMPLATE = """\
 # Integration contract: {brand} referral program
 
@@ -133,6 +152,10 @@ A finding names a family, a `partner_id` whose balance the defect moved, and an
 `event_id` on an order the defect moved. Recognised families:
 
 {family_rows}
+
+| family | what went wrong |
+|---|---|
+{family_meanings}
 """
 
 
@@ -140,8 +163,11 @@ def _money(minor: int, currency: str) -> str:
     return f"{minor} ({minor // 100}.{minor % 100:02d} {currency})"
 
 
-def render_contract(draft: Draft, families: tuple[str, ...]) -> str:
+def render_contract(
+    draft: Draft, families: tuple[str, ...], summaries: dict[str, str] | None = None
+) -> str:
     s = draft.schema
+    meanings = {**FAMILY_SUMMARIES, **(summaries or {})}
     programs = sorted(draft.programs.values(), key=lambda p: p.program_id)
     program_rows = "\n".join(
         f"| `{p.program_id}` | {p.name} | {p.basis} | {_money(p.min_order_minor, p.currency)} "
@@ -166,4 +192,7 @@ def render_contract(draft: Draft, families: tuple[str, ...]) -> str:
         program_rows=program_rows,
         rate_rows=rate_rows,
         family_rows="\n".join(f"- `{f}`" for f in families),
+        family_meanings="\n".join(
+            f"| `{f}` | {meanings.get(f, '')} |" for f in families if meanings.get(f)
+        ),
     )

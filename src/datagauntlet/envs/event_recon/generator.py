@@ -60,12 +60,16 @@ def generate(seed: int, tier: int, families: Mapping[str, Family] | None = None)
     ev, attempts = plan_world(seed, tier, families)
     final = ev.final
     draft = final.draft
-    names = tuple(sorted(builtin_families() if families is None else families))
+    fams = builtin_families() if families is None else families
+    names = tuple(sorted(fams))
+    summaries = {
+        n: str(getattr(fams[n], "summary", "")) for n in names if getattr(fams[n], "summary", "")
+    }
     files = {
         "db.sqlite": sqlite_bytes(draft, final.ingest, final.entries, payouts_for(ev)),
         "webhooks.jsonl": jsonl_bytes(final.envelopes),
         "partner_statement.csv": csv_bytes(statement_rows(draft), draft.currency),
-        "INTEGRATION.md": render_contract(draft, names).encode(),
+        "INTEGRATION.md": render_contract(draft, names, summaries).encode(),
     }
     return World(
         seed=seed,
