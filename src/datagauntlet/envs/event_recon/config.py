@@ -1,7 +1,8 @@
 """Config of event-recon: the split filter and every limit, with the original's defaults.
 
 These are the only place the limits live; the episode, the tools and every door read them
-from here, so the defaults cannot drift between harness surfaces.
+from here, so the defaults cannot drift between harness surfaces. `max_turns` (80) is the
+base config's field, its default declared in registration.py.
 """
 
 from __future__ import annotations
@@ -23,8 +24,6 @@ class EventReconConfig(EnvConfig):
     family_module: str | None = None
     # Wall clock of the graded remediation script (its CPU limit is fixed at 60 s).
     script_timeout_seconds: float = 90.0
-    # Model turns a front door allows a rollout that never submits.
-    max_turns: int = 80
     # Rows one sql_query may return.
     sql_row_limit: int = 200
     # Bytes one sql_query response may carry: SQLite builds a cell of any width on request,
@@ -45,7 +44,6 @@ class EventReconConfig(EnvConfig):
         if self.family_module is not None and not self.family_module.strip():
             raise ValueError("family_module must be an import path such as mypkg.families")
         _in_range("script_timeout_seconds", self.script_timeout_seconds, 1.0, 600.0)
-        _in_range("max_turns", self.max_turns, 1, 1_000)
         _in_range("sql_row_limit", self.sql_row_limit, 1, 100_000)
         _in_range("sql_response_bytes", self.sql_response_bytes, 1_000, 100_000_000)
         _in_range("sql_timeout_seconds", self.sql_timeout_seconds, 0.1, 120.0)

@@ -9,9 +9,11 @@ from typing import Any
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Task
 from datagauntlet.core.seeding import task_seed
+from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.event_recon.config import TIERS, EventReconConfig
-from datagauntlet.envs.event_recon.episode import EventReconEpisode
+from datagauntlet.envs.event_recon.episode import TASK_PROMPT, EventReconEpisode
 from datagauntlet.envs.event_recon.grader import METRICS, WEIGHTS, Truth
+from datagauntlet.envs.event_recon.registration import REGISTRATION
 
 WORLD_CACHE = 16  # worlds are immutable and dear to build; gates play many episodes per task
 
@@ -61,12 +63,11 @@ def truth_of(world: Any) -> Truth:
     )
 
 
-class EventReconEnv(Environment):
-    id = "event-recon"
+class EventReconEnv(Environment[EventReconConfig]):
+    registration = REGISTRATION
     config_cls = EventReconConfig
     weights = WEIGHTS
     metric_names = METRICS
-    reference = "reference"
     default_task_count = 4  # eval/train/test when n is not given; public is always 120
 
     config: EventReconConfig
@@ -147,6 +148,23 @@ class EventReconEnv(Environment):
 
     def episode(self, task: Task) -> EventReconEpisode:
         return EventReconEpisode(self, task, self.world(task), truth_of)
+
+    def families(self, task: Task) -> tuple[str, ...]:
+        """The families a task's contract publishes (a family module's join its own splits)."""
+        from datagauntlet.envs.event_recon.splits import families_of
+
+        return tuple(families_of(self.record(task)))
+
+    def task_info(self, task: Task) -> TaskInfo:
+        """The prompts from the task alone: no world is built (the same text, tested)."""
+        from datagauntlet.envs.event_recon.episode import system_prompt_for
+
+        return TaskInfo(
+            task, system_prompt_for(self.families(task)), TASK_PROMPT, self.task_metadata(task)
+        )
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        return {"tier": self.tier_of(task)}
 
     def extra_gates(self) -> list[Any]:
         """event-recon's own gate rows (gates.py), run after the shared ones."""

@@ -26,7 +26,6 @@ from datagauntlet.envs.event_recon.tools import PythonToolset, ReconSqlToolset
 from datagauntlet.kits.sql import SandboxLimits
 from datagauntlet.kits.workspace import WorkspaceToolset
 
-MAX_CALLS = 400  # an in-process backstop; front doors stop a model at max_turns
 MAX_QUERY_CHARS = 20_000
 MAX_FINDINGS = 5_000
 MAX_WRITE_BYTES = 1_000_000
@@ -62,9 +61,14 @@ Tools (there is no shell):
 Defect families: {families}."""
 
 TASK_PROMPT = """\
-The ledger of {brand} and its statement do not reconcile. Read the contract, find every defect
-(family, partner, evidencing event), write a Python script that repairs ledger_entries in
-db.sqlite (run from the workspace directory), and submit both with submit_report."""
+The platform's ledger and the brand's statement do not reconcile. Read the contract, find every
+defect (family, partner, evidencing event), write a Python script that repairs ledger_entries
+in db.sqlite (it runs with the workspace as its working directory), and submit both with
+submit_report."""
+
+
+def system_prompt_for(families: tuple[str, ...]) -> str:
+    return SYSTEM_PROMPT.replace("{families}", ", ".join(families))
 
 
 def _finding_schema(families: tuple[str, ...]) -> dict[str, Any]:
@@ -96,7 +100,6 @@ class EventReconEpisode(Episode[EventReconConfig]):
         "run_python",
         "submit_report",
     )
-    max_calls = MAX_CALLS
 
     def __init__(self, env: Any, task: Task, world: Any, truth_of: Any) -> None:
         super().__init__(env, task)
@@ -141,11 +144,17 @@ class EventReconEpisode(Episode[EventReconConfig]):
     # --- what an agent sees -------------------------------------------------------------------
     @property
     def system_prompt(self) -> str:
-        return SYSTEM_PROMPT.replace("{families}", ", ".join(self.families))
+        return system_prompt_for(self.families)
 
     @property
     def prompt(self) -> str:
-        return TASK_PROMPT.format(brand=getattr(self.world, "brand", "the partner brand"))
+        return TASK_PROMPT
+
+    def world_content(self) -> Any:
+        """The task's four files, by digest: what the generator made, for the content hash."""
+        return {
+            name: hashlib.sha256(data).hexdigest() for name, data in sorted(self.inputs.items())
+        }
 
     def agent_files(self) -> dict[str, bytes]:
         """Every file the agent wrote, by workspace path, in sorted order."""
