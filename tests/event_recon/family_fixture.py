@@ -12,17 +12,19 @@ from datagauntlet.envs.event_recon.families import Injection, earning, partner_o
 ENV = "event-recon"
 
 
-class RefundReemission:
-    """The brand re-sends a refund under a new event_id: R2 says it has no effect; the
-    builder's dedup on event_id alone (B1) books the reversal twice."""
+class BackfillReemission:
+    """A backfill batch re-sends a refund already delivered live, under a new event_id: R2
+    says it has no effect; the builder's dedup on event_id alone (B1) books the reversal
+    twice. The re-sent copy is flagged `backfill` (a live re-emission is not), which is what
+    tells it from `duplicate_delivery`."""
 
-    name = "refund_reemission"
+    name = "backfill_reemission"
     where = "wire"
     rule = "R2"
     latent_bug = "B1"
     contract_reasoning = True
-    bookkeeping_only = False
-    summary = "a refund re-emitted under a new `event_id` was reversed twice (R2)"
+    bookkeeping_only = True  # dropping the re-sent copy repairs it
+    summary = "a backfill batch re-sent a live refund under a new `event_id`; it counted (R2)"
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
@@ -37,15 +39,15 @@ class RefundReemission:
         order = k.choice("refund-reemit", 0, orders)
         refund = next(e for e in order.effects if e.kind == "order.refunded" and e.gross)
         new_id = "evt_" + k.token("refund-reemit-id", 0, 16)
-        return Injection(
-            self.name, partner_id, (order.order_id,), {"source": refund.event_id, "id": new_id}
-        )
+        batch = "bf_" + k.token("refund-reemit-batch", 0, 8)
+        params = {"source": refund.event_id, "id": new_id, "batch": batch}
+        return Injection(self.name, partner_id, (order.order_id,), params)
 
     def apply(self, draft: Draft, inj: Injection) -> None:
         source = inj.params["source"]
         at = draft.wire[source].received_at + timedelta(hours=5)
-        draft.extras.append(Extra(source, inj.params["id"], 1, at))
+        draft.extras.append(Extra(source, inj.params["id"], 1, at, inj.params["batch"]))
 
 
-FAMILIES = [RefundReemission()]
+FAMILIES = [BackfillReemission()]
 SPLITS = {"holdout": [1000 + 7 * i for i in range(8)]}

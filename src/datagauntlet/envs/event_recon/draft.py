@@ -67,6 +67,7 @@ class Extra:
     event_id: str
     attempt: int
     received_at: datetime
+    batch: str | None = None  # set: delivered in this backfill batch, not as its source was
 
 
 @dataclass

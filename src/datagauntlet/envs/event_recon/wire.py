@@ -91,7 +91,10 @@ def render(draft: Draft, only: set[str] | None = None) -> list[Envelope]:
         if only is not None and index[x.source_event][0].order_id not in only:
             continue
         d = draft.wire[x.source_event]
-        moved = Delivery(x.received_at, d.backfill, d.batch, d.money_style)
+        if x.batch is None:
+            moved = Delivery(x.received_at, d.backfill, d.batch, d.money_style)
+        else:
+            moved = Delivery(x.received_at, True, x.batch, d.money_style)
         items.append(
             (
                 x.received_at,
