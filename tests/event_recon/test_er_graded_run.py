@@ -145,3 +145,14 @@ def test_rescoring_is_stable_and_rerun_free() -> None:
         submit_script(ep, _oracle_script(ep), perfect_findings(ep))
         first = ep.score()
         assert all(ep.score() == first for _ in range(100))
+
+
+def test_an_identical_submission_reuses_the_graded_run_and_rescore_reruns_it() -> None:
+    with open_episode() as a, open_episode() as b:
+        script = _oracle_script(a)
+        submit_script(a, script, perfect_findings(a))
+        submit_script(b, script, perfect_findings(b))
+        assert a.outcome() is b.outcome()  # one run for one (world, files, script, walls)
+        first = a.outcome()
+        assert a.rescore() == a.score()
+        assert a.outcome() is not first and a.outcome() == first  # re-run, same result

@@ -220,6 +220,7 @@ class EventReconEpisode(Episode[EventReconConfig]):
                 self.report["script_path"],
                 self._truth_of(self.world),
                 Walls(self.config.script_timeout_seconds, SCRIPT_CPU_SECONDS),
+                reuse=not rerun,
             )
         return self._outcome
 
@@ -228,8 +229,8 @@ class EventReconEpisode(Episode[EventReconConfig]):
 
     def rescore(self) -> Score:
         """Grade again from scratch, the script re-run included (the re-scoring gate)."""
-        truth = self._truth_of(self.world)
-        return grade(truth, self.report, self.outcome(rerun=True), self.log.entries)
+        self.outcome(rerun=True)
+        return self.score()
 
     def fingerprint(self) -> str:
         state = {"toolsets": self.toolset_digests(), "report": self.report, "done": self.done}

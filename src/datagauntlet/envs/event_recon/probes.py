@@ -84,16 +84,19 @@ for partner, periods in sorted(TARGETS.items()):
 db.commit()
 """
 
-# A change to the database that moves no balance: one zero-amount adjustment row.
+# A change to the database that moves no balance: a copy of one ledger row with every number
+# outside the fixed columns zeroed (the amount, whatever this task calls it).
 TOUCH = r"""
 import sqlite3
 db = sqlite3.connect("db.sqlite")
 cols = [r[1] for r in db.execute("PRAGMA table_info(ledger_entries)")]
+fixed = {"entry_id", "partner_id", "program_id", "order_ref", "event_id", "kind", "currency",
+         "approved_by"}
 row = dict(zip(cols, db.execute("SELECT * FROM ledger_entries LIMIT 1").fetchone()))
-row.update({{"entry_id": "touch-0", "order_ref": None, "event_id": None, "kind": "adjustment",
-             {amount!r}: 0}})
-db.execute(f"INSERT INTO ledger_entries ({{','.join(cols)}}) VALUES "
-           f"({{','.join('?' * len(cols))}})", [row[c] for c in cols])
+row.update({c: 0 for c, v in row.items() if c not in fixed and isinstance(v, int)})
+row.update({"entry_id": "touch-0", "order_ref": None, "event_id": None, "kind": "adjustment"})
+db.execute(f"INSERT INTO ledger_entries ({','.join(cols)}) VALUES "
+           f"({','.join('?' * len(cols))})", [row[c] for c in cols])
 db.commit()
 """
 
@@ -107,6 +110,21 @@ def _families(ep: Episode) -> list[str]:
             item = fn["parameters"]["properties"]["findings"]["items"]
             return list(item["properties"]["family"]["enum"])
     return list(FAMILIES)
+
+
+def roster(ep: Episode) -> dict[str, Any]:
+    """The partners and each one's first ledger event, through two SQL queries (no Python)."""
+    partners = ep.call("sql_query", {"query": "SELECT partner_id FROM partners ORDER BY 1"})
+    firsts = ep.call(
+        "sql_query",
+        {
+            "query": "SELECT partner_id, event_id FROM ledger_entries WHERE rowid IN "
+            "(SELECT MIN(rowid) FROM ledger_entries WHERE event_id IS NOT NULL "
+            "GROUP BY partner_id)"
+        },
+    )
+    events = {str(p): [str(e)] for p, e in firsts.get("rows", [])}
+    return {"partners": [str(r[0]) for r in partners.get("rows", [])], "events": events}
 
 
 def survey(ep: Episode) -> dict[str, Any]:
@@ -133,10 +151,6 @@ def _is_month(value: object) -> bool:
 
 def _placeholder(ep: Episode) -> list[dict[str, str]]:
     return [{"family": _families(ep)[0], "partner_id": PLACEHOLDER_PARTNER, "event_id": "none"}]
-
-
-def _touch(s: dict[str, Any]) -> str:
-    return TOUCH.format(amount=s["amount"])
 
 
 def _set_balances(s: dict[str, Any], targets: dict[str, dict[str, int]]) -> str:
@@ -166,13 +180,13 @@ def null(ep: Episode) -> None:
 
 # --- single-axis probes --------------------------------------------------------------------------
 def flag_everything(ep: Episode) -> None:
-    s = survey(ep)
+    s = roster(ep)
     findings = [
         {"family": f, "partner_id": p, "event_id": _first_event(s, p)}
         for f in _families(ep)
         for p in s["partners"]
     ]
-    submit(ep, findings, _touch(s))
+    submit(ep, findings, TOUCH)
 
 
 def cite_every_event(ep: Episode, cap: int = 5_000) -> None:
@@ -185,7 +199,7 @@ def cite_every_event(ep: Episode, cap: int = 5_000) -> None:
         for f, p in pairs
         for e in (s["events"].get(p) or ["none"])[:per_pair]
     ]
-    submit(ep, findings[:cap], _touch(s))
+    submit(ep, findings[:cap], TOUCH)
 
 
 def paste_statement(ep: Episode) -> None:
@@ -242,12 +256,12 @@ def rewrite_everyone(ep: Episode) -> None:
 # --- the concentrated sweep ----------------------------------------------------------------------
 def flag_one_family(family: str) -> Policy:
     def sweep(ep: Episode) -> None:
-        s = survey(ep)
+        s = roster(ep)
         findings = [
             {"family": family, "partner_id": p, "event_id": _first_event(s, p)}
             for p in s["partners"]
         ]
-        submit(ep, findings, _touch(s))
+        submit(ep, findings, TOUCH)
 
     sweep.__name__ = f"flag_one_family_{family}"
     sweep.__doc__ = f"Flags {family} for every partner."
