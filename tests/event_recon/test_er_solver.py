@@ -13,6 +13,8 @@ import pytest
 from datagauntlet.core.replay import next_tool_call
 from datagauntlet.envs.event_recon.env import EventReconEnv
 from datagauntlet.envs.event_recon.solver import ledger as L
+from datagauntlet.envs.event_recon.solver import reading as R
+from datagauntlet.envs.event_recon.solver.delivery import replay_lines
 from datagauntlet.envs.event_recon.solver.policy import reference
 from datagauntlet.envs.event_recon.solver.terms import read_terms
 from datagauntlet.envs.event_recon.solver.view import gather, view_of_files
@@ -130,7 +132,7 @@ def test_the_solvers_ledger_is_the_contracts_on_every_partner(env) -> None:
             assert L.shipped_projection(world) == ep.oracle_truth().shipped
             # The replay engine with the contract's reading books what the contract books.
             for order in world.events:
-                assert L.aggregate(L.replay_lines(world, order, L.CONTRACT)) == (
+                assert L.aggregate(replay_lines(world, order, R.CONTRACT)) == (
                     L.aggregate(L.order_lines(world, order))
                 ), order
         finally:
@@ -146,17 +148,17 @@ def sample_worlds(env) -> list[L.World]:
     return out
 
 
-@pytest.mark.parametrize("rule", L.CONTRACT_RULES)
+@pytest.mark.parametrize("rule", R.CONTRACT_RULES)
 def test_each_misread_rule_changes_what_is_owed_somewhere(sample_worlds, rule: str) -> None:
     """Every switch of `Reading` is live: reading one rule wrongly moves some partner on some
     sampled task (otherwise the graded policies' curve would be measuring nothing)."""
     # A retry repeats its event's (order, seq), so R2 read right already absorbs R1 read
     # wrong: R1's misreading is live once R2 is misread too.
-    base = frozenset(L.CONTRACT_RULES) - ({"R2"} if rule == "R1" else set())
-    misread = L.with_rules(base - {rule})
-    assert misread != L.with_rules(base)
+    base = frozenset(R.CONTRACT_RULES) - ({"R2"} if rule == "R1" else set())
+    misread = R.with_rules(base - {rule})
+    assert misread != R.with_rules(base)
     for world in sample_worlds:
-        right = L.projection(world, L.compute(world, L.with_rules(base)))
+        right = L.projection(world, L.compute(world, R.with_rules(base)))
         if right != L.projection(world, L.compute(world, misread)):
             return
     pytest.fail(f"misreading {rule} changed nothing on the sampled tasks")

@@ -20,16 +20,15 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field, replace
 
+from datagauntlet.envs.event_recon.solver.delivery import replay_lines
 from datagauntlet.envs.event_recon.solver.ledger import (
-    CONTRACT,
     Ledger,
     Lines,
-    Reading,
     World,
     aggregate,
-    replay_lines,
     shipped_order_lines,
 )
+from datagauntlet.envs.event_recon.solver.reading import CONTRACT, Reading
 
 # Each family and the misreadings that explain it (any one of them), as changes to a reading.
 HYPOTHESES: dict[str, tuple[dict[str, object], ...]] = {

@@ -5,52 +5,25 @@ written from INTEGRATION.md's text. It reads only what `View` holds (the four fi
 tools returned them) and `Terms` (the contract's parameters). Zone rules come from the pinned
 zone table, the one public input every implementation shares.
 
-`Reading` says how each rule is read. Its defaults are the contract as written; each switch
-is the plausible misreading of one rule, which is what a policy that skipped that rule does
-(`graded`) and what a defect family's latent bug or fault looks like (`diagnose`).
+`order_lines` is the contract's engine; `compute` runs it (or, for a misreading, the
+delivery-by-delivery engine in `delivery.py`) over every order on the wire.
 """
 
 from __future__ import annotations
 
 from collections import defaultdict
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 from typing import Any
 
+from datagauntlet.envs.event_recon.solver.reading import CONTRACT, Reading
 from datagauntlet.envs.event_recon.solver.terms import Terms
 from datagauntlet.envs.event_recon.solver.view import Row, View
 from datagauntlet.envs.event_recon.zones import zone
 
 Key = tuple[str, str]  # (partner_id, period)
 Lines = dict[Key, int]
-
-
-@dataclass(frozen=True)
-class Reading:
-    """How the rules are read; the defaults are the contract as written."""
-
-    retries_ignored: bool = True  # R1 (off: every delivery counts)
-    dedup_by_seq: bool = True  # R2 (off: dedup on event_id only)
-    apply_by_seq: bool = True  # R3 (off: delivery order)
-    hold_orphans: bool = True  # R4 (off: an effect before its order is dropped)
-    code_row: str = "in_force"  # R5 ("first": the code's earliest row, moves ignored)
-    follow_merges: bool = True  # R6 (off: the code's own partner)
-    tier_source: str = "partner"  # R7 ("code_cache": referral_codes.tier)
-    rate_version: str = "in_force"  # R7 ("latest": the newest schedule row)
-    basis: str = "program"  # R8 ("gross": always gross; "flip": the other basis)
-    zone: str = "program"  # R9 ("UTC": UTC calendar months)
-    bar: str = "latest"  # R10 ("none": every order earns; "never": none does)
-    rounding: str = "half_even"  # R11 ("half_up")
-    currency_check: bool = True  # R12 (off: a foreign-currency order earns)
-    refund_rest: bool = True  # R13 (off: a refund without amounts refunds nothing)
-    manual_stands: bool = True  # R14 (off: manual rows are not owed)
-    absent_keeps: bool = True  # W1 (off: an absent money field is zero)
-    money_by_type: bool = True  # W2 (off: money read by envelope version)
-
-
-CONTRACT = Reading()
-CONTRACT_RULES = (*(f"R{i}" for i in range(1, 15)), "W1", "W2")
 
 
 @dataclass(frozen=True)
@@ -92,13 +65,6 @@ class Ledger:
 
     def order_lines(self, order_id: str) -> Lines:
         return aggregate(self.lines.get(order_id, []))
-
-    def projection(self, partners: list[str]) -> dict[str, dict[str, int]]:
-        totals: dict[str, dict[str, int]] = {p: defaultdict(int) for p in partners}
-        for lines in self.lines.values():
-            for line in lines:
-                totals.setdefault(line.partner_id, defaultdict(int))[line.period] += line.amount
-        return {p: {k: v for k, v in sorted(t.items()) if v} for p, t in sorted(totals.items())}
 
 
 def aggregate(lines: list[Line]) -> Lines:
@@ -223,7 +189,7 @@ class World:
         ]
 
 
-def _counted(events: list[Event], reading: Reading) -> list[Event]:
+def counted(events: list[Event], reading: Reading) -> list[Event]:
     """The deliveries of one order that have an effect (R1, R2, R4), in delivery order."""
     seen_ids: set[str] = set()
     seen_keys: set[int] = set()
@@ -248,8 +214,8 @@ def _counted(events: list[Event], reading: Reading) -> list[Event]:
 def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> list[Line]:
     """What one order books under `reading`: its commission and its refunds' reversals."""
     t = world.terms
-    counted = _counted(world.events.get(order_id, []), reading)
-    created = next((e for e in counted if e.type == "order.created"), None)
+    effective = counted(world.events.get(order_id, []), reading)
+    created = next((e for e in effective if e.type == "order.created"), None)
     if created is None:
         return []
     p = created.payload
@@ -273,7 +239,7 @@ def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> lis
     if rate is None:
         return []
 
-    effects = [e for e in counted if e is not created]
+    effects = [e for e in effective if e is not created]
     if reading.apply_by_seq:
         effects.sort(key=lambda e: (e.seq(), e.delivery))
     gf, tf = t.field("gross"), t.field("tax")
@@ -339,136 +305,12 @@ def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> lis
     return [line for line in lines if line.amount]
 
 
-def replay_lines(world: World, order_id: str, reading: Reading) -> list[Line]:
-    """One order processed delivery by delivery, the way a ledger builder runs, with each
-    rule read as `reading` says. With the contract's reading it books what `order_lines`
-    books; with a misreading it books what a builder with that bug would have booked (a
-    re-emitted `order.created`, say, accrues again and restarts the order's state)."""
-    t = world.terms
-    gf, tf, timef = t.field("gross"), t.field("tax"), t.field("time")
-    lines: list[Line] = []
-    held: list[Event] = []
-    state: dict[str, Any] | None = None
-
-    def qualifies(s: dict[str, Any]) -> bool:
-        if reading.bar == "none":
-            return True
-        if reading.bar == "never":
-            return False
-        return bool(s["gross"] >= s["program"].bar_minor)
-
-    def basis(s: dict[str, Any], g: int, x: int) -> int:
-        kind = s["program"].basis
-        if reading.basis == "gross":
-            kind = "gross"
-        elif reading.basis == "flip":
-            kind = "net" if kind == "gross" else "gross"
-        return g if kind == "gross" else g - x
-
-    def earned(s: dict[str, Any]) -> int:
-        if not qualifies(s):
-            return 0
-        return commission(basis(s, s["gross"], s["tax"]), s["rate"], reading.rounding)
-
-    def book(s: dict[str, Any], ev: Event, kind: str, period: str, amount: int) -> None:
-        if amount:
-            lines.append(
-                Line(
-                    order_id,
-                    ev.event_id,
-                    kind,
-                    s["partner"],
-                    s["program"].program_id,
-                    period,
-                    amount,
-                    s["program"].currency,
-                )
-            )
-
-    def apply(s: dict[str, Any], ev: Event) -> None:
-        p = ev.payload
-        if ev.type == "order.updated":
-            if reading.apply_by_seq and ev.seq() < s["top_seq"]:
-                return  # R3: a later seq already stands
-            s["top_seq"] = max(s["top_seq"], ev.seq())
-            if gf in p or not reading.absent_keeps:
-                s["gross"] = money(p.get(gf), ev.version, reading)
-            if tf in p or not reading.absent_keeps:
-                s["tax"] = money(p.get(tf), ev.version, reading)
-            now = earned(s)
-            book(s, ev, "adjustment", s["period"], now - s["booked"])
-            s["booked"] = now
-        elif ev.type == "order.refunded":
-            rest = reading.refund_rest and reading.absent_keeps
-            r_gross = money(p[gf], ev.version, reading) if gf in p else None
-            r_tax = money(p[tf], ev.version, reading) if tf in p else None
-            r_gross = r_gross if r_gross is not None else (s["left_gross"] if rest else 0)
-            r_tax = r_tax if r_tax is not None else (s["left_tax"] if rest else 0)
-            s["refunded_gross"] += r_gross
-            s["refunded_tax"] += r_tax
-            when = p.get(timef)
-            if qualifies(s) and isinstance(when, str):
-                amount = commission(basis(s, r_gross, r_tax), s["rate"], reading.rounding)
-                period = world.period(when, s["program"].zone, reading)
-                book(s, ev, "reversal", period, -amount)
-
-    for ev in _counted(world.events.get(order_id, []), replace(reading, hold_orphans=True)):
-        p = ev.payload
-        if ev.type == "order.created":
-            at = p.get(timef)
-            row = (
-                world.code_row(p.get(t.field("code")), at, reading) if isinstance(at, str) else None
-            )
-            program = t.programs.get(row["program_id"]) if row else None
-            if row is None or program is None or not isinstance(at, str):
-                continue
-            if reading.currency_check and p.get("currency") != program.currency:
-                continue
-            partner = (
-                world.survivor(row["partner_id"]) if reading.follow_merges else row["partner_id"]
-            )
-            if reading.tier_source == "partner":
-                tier = (world.partners.get(partner) or {}).get("tier", row["tier"])
-            else:
-                tier = row["tier"]
-            rate = world.rate(program.program_id, tier, at, reading)
-            if rate is None:
-                continue
-            state = {
-                "partner": partner,
-                "program": program,
-                "rate": rate,
-                "top_seq": ev.seq(),
-                "gross": money(p.get(gf), ev.version, reading),
-                "tax": money(p.get(tf), ev.version, reading),
-                "period": world.period(at, program.zone, reading),
-                "refunded_gross": 0,
-                "refunded_tax": 0,
-                "booked": 0,
-            }
-            state["booked"] = earned(state)
-            book(state, ev, "accrual", state["period"], state["booked"])
-            if reading.hold_orphans:
-                for e in sorted(held, key=lambda e: (e.seq(), e.delivery)):
-                    _apply_with_rest(state, e, apply)
-            held = []
-        elif state is None:
-            held.append(ev)
-        else:
-            _apply_with_rest(state, ev, apply)
-    return lines
-
-
-def _apply_with_rest(state: dict[str, Any], ev: Event, apply: Any) -> None:
-    state["left_gross"] = state["gross"] - state["refunded_gross"]
-    state["left_tax"] = state["tax"] - state["refunded_tax"]
-    apply(state, ev)
-
-
 def compute(world: World, reading: Reading = CONTRACT) -> Ledger:
     """What `reading` says every order books: the contract's engine for the contract, the
     delivery-by-delivery one for a misreading (it books what a builder with that bug would)."""
     ledger = Ledger(manual=world.manual_rows() if reading.manual_stands else [])
+    from datagauntlet.envs.event_recon.solver.delivery import replay_lines
+
     lines = order_lines if reading == CONTRACT else replay_lines
     for order_id in sorted(world.events):
         ledger.lines[order_id] = lines(world, order_id, reading)
@@ -503,30 +345,3 @@ def shipped_order_lines(world: World) -> dict[str, Lines]:
         if row.get("order_ref") is not None:
             out[row["order_ref"]][(row["partner_id"], row[period])] += int(row[amount])
     return {o: {k: v for k, v in sorted(lines.items()) if v} for o, lines in out.items()}
-
-
-def with_rules(known: frozenset[str]) -> Reading:
-    """The reading of a policy that knows only `known` of the rules (W1, W2 included)."""
-    r = CONTRACT
-    off = {
-        "R1": {"retries_ignored": False},
-        "R2": {"dedup_by_seq": False},
-        "R3": {"apply_by_seq": False},
-        "R4": {"hold_orphans": False},
-        "R5": {"code_row": "first"},
-        "R6": {"follow_merges": False},
-        "R7": {"tier_source": "code_cache", "rate_version": "latest"},
-        "R8": {"basis": "gross"},
-        "R9": {"zone": "UTC"},
-        "R10": {"bar": "none"},
-        "R11": {"rounding": "half_up"},
-        "R12": {"currency_check": False},
-        "R13": {"refund_rest": False},
-        "R14": {"manual_stands": False},
-        "W1": {"absent_keeps": False},
-        "W2": {"money_by_type": False},
-    }
-    for rule, change in off.items():
-        if rule not in known:
-            r = replace(r, **change)
-    return r

@@ -21,15 +21,11 @@ from datagauntlet.core.env import Policy
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon.solver.diagnose import HYPOTHESES, diagnose
-from datagauntlet.envs.event_recon.solver.ledger import (
-    CONTRACT,
-    World,
-    compute,
-    with_rules,
-)
+from datagauntlet.envs.event_recon.solver.ledger import World, compute
+from datagauntlet.envs.event_recon.solver.reading import CONTRACT, with_rules
 from datagauntlet.envs.event_recon.solver.script import FixRefused, plan_fix, render_script
 from datagauntlet.envs.event_recon.solver.terms import read_terms
-from datagauntlet.envs.event_recon.solver.view import gather, ok
+from datagauntlet.envs.event_recon.solver.view import View, gather, ok
 
 SCRIPT_PATH = "remediation.py"
 ACCOUNTING_RULES = tuple(f"R{i}" for i in range(1, 15))
@@ -46,12 +42,12 @@ def families_offered(ep: Episode) -> tuple[str, ...]:
     return ()
 
 
-def play(ep: Episode, knows: Callable[[str], frozenset[str]] | None = None) -> None:
-    """Gather, read, compute, classify, repair, submit. `knows(contract_text)` names the rules
-    the policy knows (None: all of them, the reference)."""
+def play(ep: Episode, knows: Callable[[View], frozenset[str]] | None = None) -> None:
+    """Gather, read, compute, classify, repair, submit. `knows(view)` names the rules the
+    policy knows (None: all of them, the reference)."""
     view = gather(ep)
     terms = read_terms(view.contract)
-    known = None if knows is None else knows(view.contract) | frozenset(WIRE_RULES)
+    known = None if knows is None else knows(view) | frozenset(WIRE_RULES)
     reading = CONTRACT if known is None else with_rules(known)
     world = World(view, terms)
     ledger = compute(world, reading)
@@ -100,10 +96,11 @@ def reference(ep: Episode) -> None:
     play(ep)
 
 
-def rules_known(k: int, contract: str) -> frozenset[str]:
-    """k of R1-R14, drawn per task (keyed by the contract's text), so a curve over many tasks
-    averages over which rules were skipped rather than measuring one arbitrary subset."""
-    digest = hashlib.sha256(contract.encode()).hexdigest()[:16]
+def rules_known(k: int, view: View) -> frozenset[str]:
+    """k of R1-R14, drawn per task (keyed by the task's roster, which the contract's wording
+    does not move), so a curve over many tasks averages over which rules were skipped."""
+    roster = ",".join(sorted(str(p["partner_id"]) for p in view.table("partners")))
+    digest = hashlib.sha256(roster.encode()).hexdigest()[:16]
     return frozenset(Keyed(f"event-recon/graded/{k}/{digest}").sample("rules", ACCOUNTING_RULES, k))
 
 
@@ -113,7 +110,7 @@ def graded(k: int) -> Policy:
         raise ValueError(f"k must be 0-{len(ACCOUNTING_RULES)}, not {k}")
 
     def policy(ep: Episode) -> None:
-        play(ep, lambda contract: rules_known(k, contract))
+        play(ep, lambda view: rules_known(k, view))
 
     policy.__name__ = policy.__qualname__ = f"graded_k{k:02d}"
     policy.__doc__ = f"Knows {k} of the 14 accounting rules (drawn per task) and W1, W2."
