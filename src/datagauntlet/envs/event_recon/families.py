@@ -114,7 +114,9 @@ class DuplicateDelivery(_Base):
     def __init__(self) -> None:
         super().__init__("duplicate_delivery", "wire", "R2", "B1", True, True)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         chosen = pick(
             k, "dup", earning(draft, partner_orders(draft, partner_id, claimed)), min(severity, 2)
         )
@@ -130,7 +132,7 @@ class DuplicateDelivery(_Base):
             self.name, partner_id, tuple(o.order_id for o in chosen), {"emissions": sources}
         )
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         for src, new_id, delay in inj.params["emissions"]:
             at = draft.wire[src].received_at + timedelta(seconds=delay)
             draft.extras.append(Extra(src, new_id, 1, at))
@@ -142,7 +144,9 @@ class OutOfOrderDelivery(_Base):
     def __init__(self) -> None:
         super().__init__("out_of_order_delivery", "wire", "R3", "B2", True, True)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
         chosen = pick(k, "ooo", pool, 1 + (severity >= 3))
         if not chosen:
@@ -165,7 +169,7 @@ class OutOfOrderDelivery(_Base):
             )
         return Injection(self.name, partner_id, tuple(o.order_id for o in chosen), {"specs": specs})
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         for spec in inj.params["specs"]:
             o = draft.order(spec["order"])
             at2 = o.at + timedelta(minutes=spec["minutes"][0])
@@ -186,7 +190,9 @@ class MissingFieldCoercion(_Base):
     def __init__(self) -> None:
         super().__init__("missing_field_coercion", "wire", "W1", "B4", True)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         chosen = pick(
             k,
             "mfc",
@@ -211,7 +217,7 @@ class MissingFieldCoercion(_Base):
             )
         return Injection(self.name, partner_id, tuple(o.order_id for o in chosen), {"specs": specs})
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         for spec in inj.params["specs"]:
             o = draft.order(spec["order"])
             at = min(o.at + timedelta(minutes=spec["minutes"]), draft.end - timedelta(hours=3))
@@ -230,7 +236,9 @@ class SchemaDrift(_Base):
     def __init__(self) -> None:
         super().__init__("schema_drift", "wire", "W2", "B5", True)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         chosen = pick(
             k, "drift", earning(draft, partner_orders(draft, partner_id, claimed)), min(severity, 3)
         )
@@ -238,7 +246,7 @@ class SchemaDrift(_Base):
             return None
         return Injection(self.name, partner_id, tuple(o.order_id for o in chosen), {})
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         for oid in inj.orders:
             o = draft.order(oid)
             d = draft.wire[o.event_id]
@@ -252,7 +260,9 @@ class CurrencyOrRoundingDrift(_Base):
     def __init__(self) -> None:
         super().__init__("currency_or_rounding_drift", "wire", "R12", "B6", False)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
         mode = k.choice("cur-mode", 0, ("currency", "rounding"))
         if mode == "rounding":
@@ -295,7 +305,7 @@ class CurrencyOrRoundingDrift(_Base):
     def activates(self, inj: Injection) -> str:
         return "B6" if inj.params["mode"] == "currency" else "B5"
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         for spec in inj.params["specs"]:
             o = draft.order(spec["order"])
             if inj.params["mode"] == "currency":
@@ -312,7 +322,9 @@ class PartialBackfill(_Base):
     def __init__(self) -> None:
         super().__init__("partial_backfill", "wire", "R4", "B3", True)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         span = int((draft.end - draft.start).total_seconds())
         at = draft.start + timedelta(
             seconds=k.randint("pbf-at", 0, int(span * 0.75), int(span * 0.9))
@@ -345,7 +357,7 @@ class PartialBackfill(_Base):
             },
         )
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         from datagauntlet.envs.event_recon.builder import parse_time
 
         first = parse_time(inj.params["at"])
@@ -378,7 +390,9 @@ class IdentityFragmentation(_Base):
     def __init__(self) -> None:
         super().__init__("identity_fragmentation", "reference", "R6", "B7", False, True)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         pool = single_row(draft, earning(draft, partner_orders(draft, partner_id, claimed)))
         if not pool:
             return None
@@ -397,7 +411,7 @@ class IdentityFragmentation(_Base):
             },
         )
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         p = draft.partners[inj.partner_id]
         frag = inj.params["fragment"]
         draft.partners[frag] = Partner(
@@ -419,7 +433,9 @@ class TierMisconfiguration(_Base):
     def __init__(self) -> None:
         super().__init__("tier_misconfiguration", "reference", "R7", "B7", False)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         mine = [c.code for c in draft.codes if c.partner_id == partner_id]
         for code in k.shuffled("tier-codes", sorted(set(mine))):
             orders = [o for o in draft.orders if o.code == code]
@@ -437,7 +453,7 @@ class TierMisconfiguration(_Base):
             )
         return None
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         draft.codes = [
             replace(c, tier=inj.params["tier"]) if c.code == inj.params["code"] else c
             for c in draft.codes
@@ -453,7 +469,9 @@ class _Fault(_Base):
     def candidates(self, draft: Draft, orders: list[Order]) -> list[Order]:
         return orders
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         pool = self.candidates(draft, earning(draft, partner_orders(draft, partner_id, claimed)))
         chosen = pick(k, self.name, pool, severity)
         if not chosen:
@@ -465,7 +483,7 @@ class _Fault(_Base):
     def params(self, draft: Draft, chosen: list[Order], k: Keyed) -> dict[str, Any]:
         return {}
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         for oid in inj.orders:
             draft.faults[oid] = {**draft.faults.get(oid, {}), **self.fault_for(inj, oid)}
 
@@ -480,7 +498,7 @@ class GrossNetDivergence(_Fault):
         super().__init__("gross_net_divergence", "derivation", "R8", "", False)
         self.fault = {"basis": "flip"}
 
-    def candidates(self, draft, orders):
+    def candidates(self, draft: Draft, orders: list[Order]) -> list[Order]:
         return [
             o
             for o in orders
@@ -495,10 +513,10 @@ class TimezoneBoundary(_Fault):
         super().__init__("timezone_boundary", "derivation", "R9", "", False, True)
         self.fault = {"zone": "UTC"}
 
-    def candidates(self, draft, orders):
+    def candidates(self, draft: Draft, orders: list[Order]) -> list[Order]:
         return plain(single_row(draft, orders))
 
-    def params(self, draft, chosen, k):
+    def params(self, draft: Draft, chosen: list[Order], k: Keyed) -> dict[str, Any]:
         year, month = int(draft.months[0][:4]), int(draft.months[0][5:])
         moves = {}
         for i, o in enumerate(chosen):
@@ -512,7 +530,7 @@ class TimezoneBoundary(_Fault):
             )
         return {"at": moves}
 
-    def apply(self, draft, inj):
+    def apply(self, draft: Draft, inj: Injection) -> None:
         from datagauntlet.envs.event_recon.builder import parse_time
 
         for oid in inj.orders:
@@ -535,7 +553,7 @@ class RetroactiveProgramChange(_Fault):
         super().__init__("retroactive_program_change", "derivation", "R7", "", False)
         self.fault = {"rate": "latest"}
 
-    def candidates(self, draft, orders):
+    def candidates(self, draft: Draft, orders: list[Order]) -> list[Order]:
         out = []
         for o in orders:
             program, _ = program_of(draft, o)
@@ -554,7 +572,9 @@ class QualificationBarMismatch(_Fault):
     def __init__(self) -> None:
         super().__init__("qualification_bar_mismatch", "derivation", "R10", "", False)
 
-    def plan(self, draft, partner_id, severity, k, claimed):
+    def plan(
+        self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
+    ) -> Injection | None:
         orders = partner_orders(draft, partner_id, claimed)
         over = [o for o in plain(earning(draft, orders))]
         under = []
@@ -577,7 +597,7 @@ class QualificationBarMismatch(_Fault):
             self.name, partner_id, tuple(o.order_id for o in chosen), {"bars": bars, "mode": mode}
         )
 
-    def fault_for(self, inj, order_id):
+    def fault_for(self, inj: Injection, order_id: str) -> dict[str, Any]:
         return {"bar": inj.params["bars"][order_id]}
 
 
