@@ -162,3 +162,39 @@ def test_each_misread_rule_changes_what_is_owed_somewhere(sample_worlds, rule: s
         if right != L.projection(world, L.compute(world, misread)):
             return
     pytest.fail(f"misreading {rule} changed nothing on the sampled tasks")
+
+
+def test_reference_names_a_module_family_from_its_contract_line(env) -> None:
+    """A family this package has never seen (the test module's `backfill_reemission`) is
+    recognised from the rule its contract line cites, and told apart from the built-in family
+    that misreads the same rule by the words of that line."""
+    import sys
+    from pathlib import Path
+
+    from datagauntlet.core.episode import Task
+    from datagauntlet.envs.event_recon.env import truth_of
+    from datagauntlet.envs.event_recon.episode import EventReconEpisode
+    from datagauntlet.envs.event_recon.families import builtin_families
+    from datagauntlet.envs.event_recon.generator import build_task
+
+    sys.path.insert(0, str(Path(__file__).parent))
+    import family_fixture
+
+    families = {**builtin_families(), **{f.name: f for f in family_fixture.FAMILIES}}
+    for i in range(40):
+        seed, tier = 5000 + 13 * i, 2 + i % 3
+        world = build_task(seed, tier, families)
+        if any(d.family == "backfill_reemission" for d in world.manifest):
+            break
+    else:
+        pytest.fail("no sampled world drew the module family")
+    ep = EventReconEpisode(env, Task("module", seed, "holdout", i), world, truth_of)
+    try:
+        surface = AgentSurface(ep)
+        reference(surface)  # type: ignore[arg-type]
+        score = ep.score()
+    finally:
+        ep.close()
+    assert score.reward == 1.0, score.metrics["failure_code"]
+    findings = next(a["findings"] for n, a in surface.calls if n == "submit_report")
+    assert "backfill_reemission" in {f["family"] for f in findings}

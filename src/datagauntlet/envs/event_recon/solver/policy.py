@@ -15,12 +15,13 @@ believes is owed, which orders it thinks moved and how it repairs them follow fr
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Callable
 
 from datagauntlet.core.env import Policy
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon.solver.diagnose import HYPOTHESES, diagnose
+from datagauntlet.envs.event_recon.solver.diagnose import diagnose, hypotheses
 from datagauntlet.envs.event_recon.solver.ledger import World, compute
 from datagauntlet.envs.event_recon.solver.reading import CONTRACT, with_rules
 from datagauntlet.envs.event_recon.solver.script import FixRefused, plan_fix, render_script
@@ -54,7 +55,9 @@ def play(ep: Episode, knows: Callable[[View], frozenset[str]] | None = None) -> 
     offered = families_offered(ep) or terms.families
     # A policy can only recognise a family whose rule it knows.
     families = tuple(
-        f for f in offered if f in HYPOTHESES and (known is None or _rule_of(f) in known)
+        f
+        for f in offered
+        if hypotheses(world, f) and (known is None or _rules_of(world, f) & known)
     )
     diag = diagnose(world, ledger, families, reading)
     columns = view.tables["ledger_entries"].columns
@@ -87,8 +90,11 @@ FAMILY_RULE = {
 }
 
 
-def _rule_of(family: str) -> str:
-    return FAMILY_RULE.get(family, "")
+def _rules_of(world: World, family: str) -> set[str]:
+    """The rules a family breaks: the solver's own table, else its contract line's."""
+    if family in FAMILY_RULE:
+        return {FAMILY_RULE[family]}
+    return set(re.findall(r"\b([RW]\d+)\b", world.terms.family_lines.get(family, "")))
 
 
 def reference(ep: Episode) -> None:

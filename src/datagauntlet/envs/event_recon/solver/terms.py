@@ -52,6 +52,7 @@ class Terms:
     schedule: tuple[RateRow, ...]
     rules: dict[str, str]  # rule id -> its text
     families: tuple[str, ...]
+    family_lines: dict[str, str]  # family -> what the contract says went wrong
     cutover: str | None
 
     def field(self, role: str) -> str:
@@ -163,6 +164,10 @@ def read_terms(text: str) -> Terms:
         for r in body
     )
     families = tuple(re.findall(r"^- `([a-z_]+)`\s*$", text, flags=re.M))
+    family_lines: dict[str, str] = {}
+    for header, body in _tables(text):
+        if header[:1] == ["family"] and len(header) > 1:
+            family_lines = {_code(r[0]): r[1] for r in body if len(r) > 1}
     cut = re.search(r"version 1 to version 2 at (\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ)", text)
     return Terms(
         fields=fields,
@@ -172,5 +177,6 @@ def read_terms(text: str) -> Terms:
         schedule=schedule,
         rules=_rules(text),
         families=families,
+        family_lines=family_lines,
         cutover=cut.group(1) if cut else None,
     )
