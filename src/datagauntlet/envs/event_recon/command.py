@@ -55,7 +55,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     _task_options(e)
 
 
-def _world(args: argparse.Namespace) -> tuple[Any, Any]:
+def _world(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from datagauntlet.envs.event_recon import splits
     from datagauntlet.envs.event_recon.generator import build_task
 
@@ -69,7 +69,8 @@ def _world(args: argparse.Namespace) -> tuple[Any, Any]:
         )
     else:
         record = splits.task(args.split, args.task, args.tier, args.family_module)
-    return record, build_task(record.seed, record.tier, splits.families_of(record))
+    families = splits.families_of(record)
+    return record, build_task(record.seed, record.tier, families), families
 
 
 def _materialize(args: argparse.Namespace) -> int:
@@ -82,7 +83,7 @@ def _materialize(args: argparse.Namespace) -> int:
     present = [n for n in FILES if (out / n).exists()]
     if present and not args.force:
         raise ValueError(f"{out} already holds {', '.join(present)}; pass --force to overwrite")
-    record, world = _world(args)
+    record, world, _ = _world(args)
     try:
         materialize(world, out)
     except OSError as exc:
@@ -101,7 +102,8 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
-def explanation(record: Any, world: Any) -> dict[str, Any]:
+def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]:
+    families = families or {}
     return {
         "task": record.task_id if record.index >= 0 else None,
         "seed": world.seed,
@@ -114,7 +116,13 @@ def explanation(record: Any, world: Any) -> dict[str, Any]:
             "period_column": world.schema.period_column,
         },
         "manifest": [
-            {"family": d.family, "partner_id": d.partner_id, "evidence": list(d.evidence)}
+            {
+                "family": d.family,
+                "partner_id": d.partner_id,
+                "evidence": list(d.evidence),
+                "rule": getattr(families.get(d.family), "rule", ""),
+                "latent_bug": getattr(families.get(d.family), "latent_bug", ""),
+            }
             for d in world.manifest
         ],
         "broken_partners": {
@@ -127,8 +135,8 @@ def explanation(record: Any, world: Any) -> dict[str, Any]:
 
 
 def _explain(args: argparse.Namespace) -> int:
-    record, world = _world(args)
-    info = explanation(record, world)
+    record, world, families = _world(args)
+    info = explanation(record, world, families)
     if args.json:
         print(json.dumps(info, indent=2))
         return 0
@@ -142,7 +150,8 @@ def _explain(args: argparse.Namespace) -> int:
     print("manifest (answer key):")
     for d in info["manifest"]:
         shown = ", ".join(d["evidence"][:3]) + (" ..." if len(d["evidence"]) > 3 else "")
-        print(f"  {d['family']:<28} {d['partner_id']}  evidence: {shown}")
+        why = d["rule"] + (f"/{d['latent_bug']}" if d["latent_bug"] else "")
+        print(f"  {d['family']:<28} {why:<8} {d['partner_id']}  evidence: {shown}")
     print("broken partners (shipped -> correct, minor units):")
     for p, b in info["broken_partners"].items():
         periods = sorted(set(b["shipped"]) | set(b["correct"]))
