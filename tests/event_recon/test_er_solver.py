@@ -198,3 +198,27 @@ def test_reference_names_a_module_family_from_its_contract_line(env) -> None:
     assert score.reward == 1.0, score.metrics["failure_code"]
     findings = next(a["findings"] for n, a in surface.calls if n == "submit_report")
     assert "backfill_reemission" in {f["family"] for f in findings}
+
+
+def test_graded_policies_bracket_the_reference(env) -> None:
+    """Knowing all 14 rules is the reference, call for call; knowing none repairs nothing."""
+    from datagauntlet.envs.event_recon.solver.policy import graded
+
+    task = one_per_tier(env)[1]
+    surface, _ = play(env, task)
+    ep = env.episode(task)
+    try:
+        full = AgentSurface(ep)
+        graded(14)(full)  # type: ignore[arg-type]
+    finally:
+        ep.close()
+    assert full.calls == surface.calls
+    ep = env.episode(task)
+    try:
+        graded(0)(AgentSurface(ep))  # type: ignore[arg-type]
+        score = ep.score()
+    finally:
+        ep.close()
+    assert score.components["ledger_correctness"]["value"] == 0.0
+    with pytest.raises(ValueError):
+        graded(15)
