@@ -222,3 +222,17 @@ def test_graded_policies_bracket_the_reference(env) -> None:
     assert score.components["ledger_correctness"]["value"] == 0.0
     with pytest.raises(ValueError):
         graded(15)
+
+
+@pytest.mark.parametrize(
+    "limits",
+    [{"sql_row_limit": 20, "read_bytes_limit": 5000}, {"sql_response_bytes": 3000}],
+)
+def test_reference_holds_under_tight_tool_limits(env, limits: dict[str, int]) -> None:
+    """Short pages are followed; a response cut by its byte bound falls back to a dump."""
+    tight = EventReconEnv.from_kwargs(**limits)
+    task = tight.tasks("public")[100]
+    surface, score = play(tight, task)
+    assert score.reward == 1.0
+    used = {name for name, _ in surface.calls}
+    assert ("run_python" in used) == ("sql_response_bytes" in limits)
