@@ -8,7 +8,7 @@ remediation script (`script`) and submits. Because every fact comes from a tool 
 replays exactly from its message history (the scripted model plays them that way).
 
 A graded policy knows only some of the rules R1-R14 (both wire-typing rules always): where it
-does not know a rule it reads it the plausible wrong way (`ledger.with_rules`), so what it
+does not know a rule it reads it the plausible wrong way (`reading.with_rules`), so what it
 believes is owed, which orders it thinks moved and how it repairs them follow from that.
 """
 
