@@ -9,6 +9,10 @@ families whose misreadings coincide on the wire (schema drift and rounding drift
 money by envelope version) are told apart by the evidence itself: a money string with more
 than two decimals.
 
+When two misreadings book the same rows, an anomaly on the order itself outweighs a
+derivation fault, the words of the families' contract lines are held against the order's
+deliveries, and a coincidence of amounts goes to the family seen unambiguously elsewhere.
+
 A (family, partner) pair is reported when that family's moved orders, summed, change the
 partner's balance in some period, which is the manifest's own rule (a defect is listed for a
 partner it alone moved). The cited event is the `order.created` of the first such order.
@@ -281,7 +285,7 @@ def diagnose(
             (e.event_id for e in world.events.get(order_id, []) if e.type == "order.created"),
             None,
         )
-        for key in set(booked) | set(right):
+        for key in sorted(set(booked) | set(right)):
             partner, period = key
             moves[family][partner][period] += booked.get(key, 0) - right.get(key, 0)
             if created is not None:
