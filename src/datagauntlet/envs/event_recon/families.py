@@ -6,7 +6,11 @@ Two injections of a plan never share an order (`claimed`).
 
 A family is an object with `name`, `where`, `rule`, `latent_bug`, `contract_reasoning`,
 `plan(draft, partner_id, severity, keyed, claimed) -> Injection | None` and
-`apply(draft, injection)`; a `family_module` may supply more of them.
+`apply(draft, injection)`; a `family_module` may supply more of them. `apply` may edit only
+the orders its injection lists (a defect alone is built over those orders). Optional:
+`bookkeeping_only` (a drawing hint), `summary` (its line in INTEGRATION.md),
+`named(injection)` (partners it names, if not just the one) and `activates(injection)` (the
+latent bug, when it depends on the mode).
 """
 
 from __future__ import annotations
