@@ -17,7 +17,7 @@ from datagauntlet.envs.event_recon.families import (
     partner_orders,
 )
 from datagauntlet.envs.event_recon.generator import generate, plan_world
-from datagauntlet.envs.event_recon.plan import CONDITIONS, evaluate
+from datagauntlet.envs.event_recon.plan import CONDITIONS, FamilyFailed, evaluate
 from datagauntlet.envs.event_recon.statement import statement_projection
 
 FAMILIES = builtin_families()
@@ -209,3 +209,14 @@ def test_7_counts_the_widened_contract_free_repairs() -> None:
     )
     ev = evaluate(clean, [lowered], FAMILIES)
     assert CONDITIONS[6] in ev.failed and ev.repairable == (owner.partner_id,)
+
+
+class _Raising(_Scripted):
+    def plan(self, draft, partner_id, severity, k, claimed):
+        raise ZeroDivisionError("oops")
+
+
+def test_a_family_that_raises_is_named_in_a_value_error() -> None:
+    with pytest.raises(FamilyFailed, match="broken_family.*ZeroDivisionError"):
+        generate(3, 1, {"broken_family": _Raising("broken_family", lambda d, i: None)})
+    assert issubclass(FamilyFailed, ValueError)

@@ -46,6 +46,10 @@ CONDITIONS = (
 )
 
 
+class FamilyFailed(ValueError):
+    """A family's own plan or apply raised (a bug in a family module, named)."""
+
+
 @dataclass
 class Built:
     """A draft rendered and run through the platform's builder."""
@@ -112,7 +116,10 @@ def run(draft: Draft, only: set[str] | None = None) -> Built:
 def apply(clean: Draft, injections: list[Injection], families: dict[str, Family]) -> Draft:
     draft = clean.copy()
     for inj in injections:
-        families[inj.family].apply(draft, inj)
+        try:
+            families[inj.family].apply(draft, inj)
+        except Exception as exc:  # a family module's code: say whose it was
+            raise FamilyFailed(f"family {inj.family!r} failed to apply: {exc!r}") from exc
     return draft
 
 
@@ -337,7 +344,10 @@ def _plan_on(
         if partner is None:
             continue
         keyed = Keyed(f"{k.seed}/{family.name}/{i}/{attempt}")
-        inj = family.plan(clean, partner, severity, keyed, claimed)
+        try:
+            inj = family.plan(clean, partner, severity, keyed, claimed)
+        except Exception as exc:
+            raise FamilyFailed(f"family {family.name!r} failed to plan: {exc!r}") from exc
         if inj is not None:
             return inj
     return None
