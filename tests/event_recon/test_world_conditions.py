@@ -217,6 +217,6 @@ class _Raising(_Scripted):
 
 
 def test_a_family_that_raises_is_named_in_a_value_error() -> None:
-    with pytest.raises(FamilyFailed, match="broken_family.*ZeroDivisionError"):
+    with pytest.raises(FamilyFailed, match=r"broken_family.*ZeroDivisionError"):
         generate(3, 1, {"broken_family": _Raising("broken_family", lambda d, i: None)})
     assert issubclass(FamilyFailed, ValueError)
