@@ -153,7 +153,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         """The families a task's contract publishes (a family module's join its own splits)."""
         from datagauntlet.envs.event_recon.splits import families_of
 
-        return tuple(families_of(self.record(task)))
+        return tuple(sorted(families_of(self.record(task))))
 
     def task_info(self, task: Task) -> TaskInfo:
         """The prompts from the task alone: no world is built (the same text, tested)."""

@@ -106,7 +106,7 @@ class EventReconEpisode(Episode[EventReconConfig]):
         cfg = self.config
         self.world = world
         self._truth_of = truth_of
-        self.families: tuple[str, ...] = tuple(world.families)
+        self.families: tuple[str, ...] = tuple(sorted(world.families))
         self.inputs: dict[str, bytes] = dict(world.files)
         self.root = Path(tempfile.mkdtemp(prefix="event-recon-")).resolve()
         self.workspace = WorkspaceToolset(
