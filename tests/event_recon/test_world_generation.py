@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
 from collections import Counter
+from pathlib import Path
 
 import pytest
 from world_helpers import SAMPLE_INDICES, sample_world
@@ -81,7 +83,10 @@ def test_copied_sql_fails_loudly_in_another_task() -> None:
 
 
 def test_zone_source_is_the_pinned_tzdata() -> None:
-    assert zones.source().startswith("tzdata ")
+    pyproject = (Path(__file__).resolve().parents[2] / "pyproject.toml").read_text()
+    pinned = re.search(r'"tzdata==([^"]+)"', pyproject)
+    assert pinned, "tzdata is pinned exactly in the core dependencies"
+    assert zones.source() == f"tzdata {pinned.group(1)}"
     assert sample_world(0).zone_source == zones.source()
 
 
