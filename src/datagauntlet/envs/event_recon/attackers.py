@@ -242,27 +242,37 @@ def _minor(value: Any) -> int | None:
         return None
 
 
-def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]], str]:
-    n = infer_names(view)
-    seen = look(view, n)
+@dataclass
+class Edits:
+    """The script's data: rows to delete, re-key, re-bucket, rescale and insert."""
+
+    deletes: list[str] = field(default_factory=list)
+    rekeys: list[tuple[str, str]] = field(default_factory=list)
+    buckets: list[tuple[str, str]] = field(default_factory=list)
+    rescaled: list[tuple[str, int]] = field(default_factory=list)
+    inserts: list[Row] = field(default_factory=list)
+    rebucketed: dict[str, str] = field(default_factory=dict)  # order -> its moved event
+
+
+def bookkeeping(view: View, n: Names, seen: Seen) -> Edits:
+    """The five repairs: drop, re-key, re-bucket."""
     rows = view.table("ledger_entries")
     partners = {p["partner_id"]: p for p in view.table("partners")}
     zones = {r["program_id"]: r["payout_zone"] for r in view.table("programs")}
-
-    deletes = sorted(
+    edits = Edits()
+    edits.deletes = sorted(
         r["entry_id"]
         for r in rows
         if r.get("event_id") in seen.drop_events or r.get("order_ref") in seen.drop_orders
     )
-    rekeys = sorted(
+    edits.rekeys = sorted(
         (r["entry_id"], partners[r["partner_id"]]["merged_into"])
         for r in rows
         if (partners.get(r["partner_id"]) or {}).get("merged_into")
     )
-    buckets = []
-    rebucketed: dict[str, str] = {}
+    dropped = set(edits.deletes)
     for r in rows:
-        if r.get("event_id") is None or r["entry_id"] in deletes:
+        if r.get("event_id") is None or r["entry_id"] in dropped:
             continue
         stamp = (
             seen.event_time.get(r["event_id"], "")
@@ -271,9 +281,15 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
         )
         month = _zone_month(stamp, zones.get(r["program_id"], "UTC"))
         if month and month != r[n.period]:
-            buckets.append((r["entry_id"], month))
-            rebucketed[str(r.get("order_ref"))] = r["event_id"]
+            edits.buckets.append((r["entry_id"], month))
+            edits.rebucketed[str(r.get("order_ref"))] = r["event_id"]
+    return edits
 
+
+def widen_edits(view: View, n: Names, seen: Seen, edits: Edits, widen: tuple[str, ...]) -> None:
+    """The widenings named in `widen` (see `WIDENINGS`), added to `edits`."""
+    rows = view.table("ledger_entries")
+    partners = {p["partner_id"]: p for p in view.table("partners")}
     programs = {r["program_id"]: r for r in view.table("programs")}
     if "under_bar" in widen:  # an order whose latest gross is under its program's bar
         for order, gross in seen.latest_gross.items():
@@ -281,11 +297,11 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
             minor = _minor(gross)
             if bar is not None and minor is not None and minor < int(bar):
                 for r in rows:
-                    if r.get("order_ref") == order and r["entry_id"] not in deletes:
-                        deletes.append(r["entry_id"])
-        deletes.sort()
-    inserts: list[dict[str, Any]] = []
-    kept = [r for r in rows if r["entry_id"] not in set(deletes)]
+                    if r.get("order_ref") == order and r["entry_id"] not in edits.deletes:
+                        edits.deletes.append(r["entry_id"])
+        edits.deletes.sort()
+    dropped = set(edits.deletes)
+    kept = [r for r in rows if r["entry_id"] not in dropped]
     booked: dict[str, int] = defaultdict(int)
     accrued: dict[str, Row] = {}
     for r in kept:
@@ -293,8 +309,7 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
             booked[r["order_ref"]] += int(r[n.amount])
             if r["kind"] == "accrual":
                 accrued[r["order_ref"]] = r
-    refunds: list[tuple[str, str, int]] = []  # (order, event, amount to reverse)
-    rescaled: list[tuple[str, int]] = []  # (entry id, new amount)
+    refunds: list[tuple[str, str, int]] = []  # (order, event, amount to book)
     if "refund_all" in widen:  # a refund with no amount reverses everything booked
         refunds += [(o, e, -booked[o]) for o, e in seen.bare_refunds if booked.get(o)]
     for o, e, gross in seen.early_refunds:  # a refund held back, which the builder dropped
@@ -309,13 +324,14 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
     if "tier_scale" in widen:  # a stale cached tier: scale the order's rows by the rates
         from datagauntlet.envs.event_recon.attack_scaling import tier_ratios
 
-        for order, ratio in tier_ratios(view, n).items():
+        for order, (right, cached) in tier_ratios(view, n).items():
             for r in kept:
                 if r.get("order_ref") == order:
                     old = int(r[n.amount])
-                    new = (2 * old * ratio[0] + ratio[1]) // (2 * ratio[1])
+                    new = (2 * old * right + cached) // (2 * cached)
                     if new != old:
-                        rescaled.append((r["entry_id"], new))
+                        edits.rescaled.append((r["entry_id"], new))
+    zones = {pid: p["payout_zone"] for pid, p in programs.items()}
     for i, (order, event, amount) in enumerate(refunds):
         template = accrued.get(order)
         if template is None or not amount:
@@ -325,7 +341,7 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
         month = _zone_month(
             seen.event_time.get(event, ""), zones.get(template["program_id"], "UTC")
         )
-        inserts.append(
+        edits.inserts.append(
             {
                 **template,
                 "entry_id": f"wide_{i}",
@@ -338,26 +354,33 @@ def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]],
             }
         )
 
-    # Report: each anomaly for the partner(s) its order's rows belong to.
+
+def report_of(view: View, seen: Seen, edits: Edits) -> list[dict[str, str]]:
+    """Each anomaly, for the partner(s) its order's rows belong to, citing its event."""
+    partners = {p["partner_id"]: p for p in view.table("partners")}
     owner: dict[str, set[str]] = defaultdict(set)
-    for r in rows:
+    for r in view.table("ledger_entries"):
         if r.get("order_ref"):
             owner[r["order_ref"]].add(r["partner_id"])
             merged = (partners.get(r["partner_id"]) or {}).get("merged_into")
             if merged:
                 owner[r["order_ref"]].add(merged)
     anomalies = list(seen.anomalies)
-    anomalies += [("timezone_boundary", o, e) for o, e in sorted(rebucketed.items())]
+    anomalies += [("timezone_boundary", o, e) for o, e in sorted(edits.rebucketed.items())]
     findings: dict[tuple[str, str], str] = {}
     for family, order, eid in anomalies:
         for partner in sorted(owner.get(order, ())):
             findings.setdefault((family, partner), eid)
-    report = [
-        {"family": f, "partner_id": p, "event_id": e} for (f, p), e in sorted(findings.items())
-    ]
-    columns = view.tables["ledger_entries"].columns
-    rows_in = [tuple(r.get(c) for c in columns) for r in inserts]
-    return report, render(n, deletes, rekeys, buckets, columns, rows_in, rescaled)
+    return [{"family": f, "partner_id": p, "event_id": e} for (f, p), e in sorted(findings.items())]
+
+
+def plan(view: View, widen: tuple[str, ...] = ()) -> tuple[list[dict[str, str]], str]:
+    """The report and the script text."""
+    n = infer_names(view)
+    seen = look(view, n)
+    edits = bookkeeping(view, n, seen)
+    widen_edits(view, n, seen, edits, widen)
+    return report_of(view, seen, edits), render(n, edits, view.tables["ledger_entries"].columns)
 
 
 SCRIPT = '''"""Bookkeeping repairs only: no rate, basis, bar or rounding is computed."""
@@ -390,24 +413,16 @@ db.close()
 '''
 
 
-def render(
-    n: Names,
-    deletes: list[str],
-    rekeys: list[tuple[str, str]],
-    buckets: list[tuple[str, str]],
-    columns: tuple[str, ...],
-    inserts: list[tuple[Any, ...]],
-    rescaled: list[tuple[str, int]],
-) -> str:
+def render(n: Names, edits: Edits, columns: tuple[str, ...]) -> str:
     return SCRIPT.format(
-        deletes=deletes,
-        rekeys=rekeys,
-        buckets=buckets,
-        rescaled=rescaled,
+        deletes=edits.deletes,
+        rekeys=edits.rekeys,
+        buckets=edits.buckets,
+        rescaled=edits.rescaled,
         period=n.period,
         amount=n.amount,
         columns=columns,
-        inserts=inserts,
+        inserts=[tuple(r.get(c) for c in columns) for r in edits.inserts],
     )
 
 
