@@ -59,3 +59,21 @@ def test_the_published_curve_rises_to_the_reference() -> None:
 def test_the_curve_command_refuses_bad_arguments(capsys) -> None:
     assert main(["--every", "0"]) == 2
     assert "must be >= 1" in capsys.readouterr().err
+
+
+def test_the_readme_quotes_the_published_tables() -> None:
+    """The README's figures are the docs tables' (which the full sweep holds to the code)."""
+    readme = (DOC.parents[2] / "README.md").read_text()
+    docs = DOC.read_text()
+
+    def quoted(tag: str) -> str:
+        m = re.search(rf"<!-- {tag} -->(.*?)<!-- /{tag} -->", readme)
+        assert m, tag
+        return m.group(1)
+
+    k12 = next(line for line in published().splitlines() if line.startswith("| 12 |"))
+    assert k12.rstrip(" |").endswith(quoted("curve-k12"))
+    row = next(line for line in docs.splitlines() if "(`workspace_only`)" in line)
+    cells = [c.strip() for c in row.strip("|").split("|")]
+    assert cells[1] == quoted("attack-solved")
+    assert cells[3] == quoted("attack-ledger")
