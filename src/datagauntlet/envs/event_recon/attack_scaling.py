@@ -56,3 +56,39 @@ def tier_ratios(view: View, n: Names) -> dict[str, tuple[int, int]]:
         if right and cached:
             out[str(p.get(n.order))] = (int(right), int(cached))
     return out
+
+
+def sibling_rescales(view: View, n: Names, dropped: set[str]) -> list[tuple[str, int]]:
+    """Commission arithmetic without the contract: among the single-row orders of one code,
+    an order whose booked-to-gross ratio strays from the median is rebooked at the median.
+    It needs no rule text, and it is wrong wherever tax, a rate change or rounding moves the
+    ratio, which is nearly everywhere (the attack table measures it)."""
+    from datagauntlet.envs.event_recon.attackers import _minor
+
+    by_order: dict[str, list[Row]] = defaultdict(list)
+    for r in view.table("ledger_entries"):
+        if r.get("order_ref") and r["entry_id"] not in dropped:
+            by_order[r["order_ref"]].append(r)
+    created: dict[str, dict[str, object]] = {}
+    for w in view.webhooks:
+        if w["type"] == "order.created":
+            created.setdefault(str(w["payload"].get(n.order)), w["payload"])
+    groups: dict[tuple[str, str], list[tuple[Row, int]]] = defaultdict(list)
+    for order, rows in sorted(by_order.items()):
+        if len(rows) != 1 or rows[0]["kind"] != "accrual" or order not in created:
+            continue
+        gross = _minor(created[order].get(n.gross))
+        if gross:
+            groups[(rows[0]["program_id"], str(created[order].get(n.code)))].append(
+                (rows[0], gross)
+            )
+    out = []
+    for items in groups.values():
+        if len(items) < 3:
+            continue
+        ratios = sorted(int(r[n.amount]) / g for r, g in items)
+        median = ratios[len(ratios) // 2]
+        for r, g in items:
+            if median > 0 and abs(int(r[n.amount]) / g - median) > 0.002:
+                out.append((r["entry_id"], round(g * median)))
+    return out

@@ -25,6 +25,7 @@ ROWS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("+ drop orders under the database's bar (`workspace_only`)", STRONGEST),
     ("+ scale a held-back refund's share of the accrual (beyond)", (*STRONGEST, "refund_share")),
     ("+ scale a stale cached tier by the rates (`workspace_only_scaled`)", SCALED),
+    ("+ rebook ratio outliers among a code's orders (beyond)", (*SCALED, "sibling_ratio")),
 )
 
 

@@ -229,7 +229,14 @@ def _zone_month(stamp: str, zone_name: str) -> str | None:
     return at.astimezone(zone(zone_name)).strftime("%Y-%m")
 
 
-WIDENINGS = ("refund_all", "refund_full", "under_bar", "refund_share", "tier_scale")
+WIDENINGS = (
+    "refund_all",
+    "refund_full",
+    "under_bar",
+    "refund_share",
+    "tier_scale",
+    "sibling_ratio",
+)
 
 
 def _minor(value: Any) -> int | None:
@@ -331,6 +338,10 @@ def widen_edits(view: View, n: Names, seen: Seen, edits: Edits, widen: tuple[str
                     new = (2 * old * right + cached) // (2 * cached)
                     if new != old:
                         edits.rescaled.append((r["entry_id"], new))
+    if "sibling_ratio" in widen:  # rebook ratio outliers among a code's orders
+        from datagauntlet.envs.event_recon.attack_scaling import sibling_rescales
+
+        edits.rescaled += sibling_rescales(view, n, dropped)
     zones = {pid: p["payout_zone"] for pid, p in programs.items()}
     for i, (order, event, amount) in enumerate(refunds):
         template = accrued.get(order)
