@@ -35,6 +35,8 @@ SUBCOMMANDS = (
     "datagauntlet.cli.eval_cmd",
     "datagauntlet.cli.mock_model_cmd",
     "datagauntlet.cli.mcp_cmd",
+    "datagauntlet.cli.server_cmd",
+    "datagauntlet.cli.merge_cmd",
     "datagauntlet.cli.report_cmd",
     "datagauntlet.cli.show_cmd",
     "datagauntlet.cli.rescore_cmd",
