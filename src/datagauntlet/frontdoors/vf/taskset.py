@@ -58,10 +58,11 @@ class EpisodeData(vf.TaskData):
     seed: int
     split: str
     index: int
-    metadata: dict[str, Any] = {}  # the env's labels of the task (never its answer)
+    # the env's labels of the task (never its answer)
+    metadata: dict[str, Any] = Field(default_factory=dict)
     # the code's versions (`env.versions()`): part of the task's hash, so verifiers treats a
     # task of another generator or grader version as another task
-    versions: dict[str, str] = {}
+    versions: dict[str, str] = Field(default_factory=dict)
 
 
 class WorldToolset(Toolset[ToolsetConfig, WorldState]):
