@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib
 import re
+import subprocess
+import sys
 import tomllib
 from pathlib import Path
 
@@ -58,16 +60,19 @@ def test_hooks_name_what_exists(env_id: str) -> None:
         assert callable(command.run)
 
 
-def test_top_level_verifiers_modules_are_derived_from_the_registrations() -> None:
-    wanted = sorted(r.module_name for r in REGS.values() if r.has_verifiers_module)
-    assert sorted(p.stem for p in SRC.glob("*.py")) == wanted
-    assert sorted(PYPROJECT["tool"]["setuptools"]["py-modules"]) == wanted
-    line = (
-        '__all__ = __import__("datagauntlet.frontdoors.vf")'
-        ".frontdoors.vf.export(__name__, globals())"
+def test_per_env_distributions_are_derived_from_the_registrations() -> None:
+    """environments/<id>/ is written by scripts/env_packages.py; the package ships no
+    top-level module of its own (one distribution per env)."""
+    wanted = sorted(r.id for r in REGS.values() if r.has_verifiers_module)
+    assert sorted(p.name for p in (ROOT / "environments").iterdir() if p.is_dir()) == wanted
+    assert not list(SRC.glob("*.py"))
+    assert "py-modules" not in PYPROJECT.get("tool", {}).get("setuptools", {})
+    check = subprocess.run(
+        [sys.executable, str(ROOT / "scripts" / "env_packages.py"), "--check"],
+        capture_output=True,
+        text=True,
     )
-    for name in wanted:
-        assert (SRC / f"{name}.py").read_text().strip() == line
+    assert check.returncode == 0, check.stdout
 
 
 def test_readme_and_docs_name_every_env() -> None:
