@@ -37,6 +37,7 @@ SUBCOMMANDS = (
     "datagauntlet.cli.mcp_cmd",
     "datagauntlet.cli.server_cmd",
     "datagauntlet.cli.merge_cmd",
+    "datagauntlet.cli.sandbox_cmd",
     "datagauntlet.cli.report_cmd",
     "datagauntlet.cli.show_cmd",
     "datagauntlet.cli.rescore_cmd",
