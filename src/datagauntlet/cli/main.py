@@ -29,6 +29,7 @@ def one_line(text: str) -> str:
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.check_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
     "datagauntlet.cli.eval_cmd",
@@ -36,6 +37,7 @@ SUBCOMMANDS = (
     "datagauntlet.cli.mcp_cmd",
     "datagauntlet.cli.server_cmd",
     "datagauntlet.cli.merge_cmd",
+    "datagauntlet.cli.sandbox_cmd",
     "datagauntlet.cli.report_cmd",
     "datagauntlet.cli.show_cmd",
     "datagauntlet.cli.rescore_cmd",
