@@ -39,18 +39,14 @@ def text_sha256(text: str, chunk: int = 1 << 20) -> str:
 
 def bounded_args(args: Any, text: str, limit: int) -> Any:
     """`args` itself when its canonical `text` is at most `limit` characters; else a stand-in
-    that commits to it: a capped prefix, the full length and a sha256 of the text.
+    under `limit` that commits to it: a prefix of half the limit, the full length and a sha256
+    of the text.
 
     Refused calls are logged like this: the log must say what was sent, but a client that
     sends 24 MB bodies over and over must not make the log keep every one of them."""
     if len(text) <= limit:
         return args
-    return {
-        "truncated": True,
-        "prefix": text[:limit],
-        "chars": len(text),
-        "sha256": text_sha256(text),
-    }
+    return {"_preview": text[: limit // 2], "_characters": len(text), "_sha256": text_sha256(text)}
 
 
 def _digest(entry: Entry, args_json: str) -> str:

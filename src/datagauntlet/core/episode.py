@@ -34,7 +34,7 @@ __all__ = ["Episode", "EpisodeClosed", "Task", "ToolError", "loads_strict", "sum
 
 SUMMARY_CHARS = 240
 # A refused call's arguments are logged whole up to this many characters of canonical JSON,
-# beyond it as a prefix of this length plus the length and a sha256 (action_log.bounded_args).
+# beyond it as a prefix of half this plus the length and a sha256 (action_log.bounded_args).
 REFUSED_ARGS_CHARS = 1024
 TOOL_NAME_CHARS = 200
 CLOSED_ERROR = "the episode is closed; no more tool calls"
@@ -368,9 +368,7 @@ def _add_tool(tools: dict[str, BoundTool], bound: BoundTool, owner: str) -> None
 def _name(name: Any) -> str:
     """A tool name as logged: what was sent, cut to TOOL_NAME_CHARS (a name is never long)."""
     text = name if isinstance(name, str) else _safe_repr(name)
-    if len(text) <= TOOL_NAME_CHARS:
-        return text
-    return f"{text[:TOOL_NAME_CHARS]}...(+{len(text) - TOOL_NAME_CHARS} chars)"
+    return text if len(text) <= TOOL_NAME_CHARS else text[: TOOL_NAME_CHARS - 3] + "..."
 
 
 def _jsonable(value: Any) -> bool:
