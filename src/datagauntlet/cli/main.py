@@ -29,6 +29,7 @@ def one_line(text: str) -> str:
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.check_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
     "datagauntlet.cli.eval_cmd",
