@@ -16,6 +16,7 @@ from datagauntlet import __version__
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.gates_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
     "datagauntlet.cli.dataclean_cmd",
@@ -56,6 +57,10 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return 2
     try:
+        if getattr(args, "secret_file", None):
+            from datagauntlet.core.seeding import use_secret_file
+
+            use_secret_file(args.secret_file)  # also reaches worker processes
         return int(modules[args.command].run(args) or 0)
     except ValueError as exc:  # bad config or arguments: a clear message, not a traceback
         print(f"datagauntlet {args.command}: error: {exc}", file=sys.stderr)

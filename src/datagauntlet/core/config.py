@@ -15,6 +15,9 @@ from typing import Any, Self
 class EnvConfig:
     """Base of every env's config. Subclasses add fields (all with defaults) and `validate`."""
 
+    # Import path of a user's module adding families and splits (core/family_module.py).
+    family_module: str | None = None
+
     def validate(self) -> None:
         """Raise ValueError for values outside what the env supports."""
 

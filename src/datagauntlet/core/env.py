@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import check_weights
-from datagauntlet.core.seeding import SPLITS, task_seed
+from datagauntlet.core.family_module import FamilyModule, load_family_module
+from datagauntlet.core.seeding import check_split, task_seed
+
+if TYPE_CHECKING:
+    from datagauntlet.core.gates import Gate
 
 Policy = Callable[[Episode], None]
 
@@ -43,6 +48,15 @@ class Environment(ABC):
     def __init__(self, config: EnvConfig | None = None) -> None:
         self.config = config if config is not None else self.config_cls()
         check_weights(self.weights)
+        _ = self.family_module  # a bad module fails at make(), naming the problem
+
+    @cached_property
+    def family_module(self) -> FamilyModule | None:
+        path = getattr(self.config, "family_module", None)
+        return None if path is None else load_family_module(path, self.id)
+
+    def module_splits(self) -> Mapping[str, tuple[int, ...]]:
+        return self.family_module.splits if self.family_module else {}
 
     @classmethod
     def from_kwargs(cls, **values: Any) -> Environment:
@@ -50,15 +64,19 @@ class Environment(ABC):
 
     # --- tasks -----------------------------------------------------------------------------
     def tasks(self, split: str = "eval", n: int | None = None, start: int = 0) -> list[Task]:
-        if split not in SPLITS:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        check_split(split, tuple(self.module_splits()))
         count = self.default_task_count if n is None else n
         if count < 0 or start < 0:
             raise ValueError("n and start must be >= 0")
-        return [self.make_task(split, i) for i in range(start, start + count)]
+        stop = start + count
+        if split in self.module_splits():  # a family module's split has as many tasks as seeds
+            stop = min(stop, len(self.module_splits()[split]))
+        return [self.make_task(split, i) for i in range(start, stop)]
 
     def make_task(self, split: str, index: int) -> Task:
-        return Task(f"{split}-{index:05d}", task_seed(self.id, split, index), split, index)
+        seeds = self.module_splits().get(split)
+        seed = seeds[index] if seeds is not None else task_seed(self.id, split, index)
+        return Task(f"{split}-{index:05d}", seed, split, index)
 
     # --- episodes and policies -------------------------------------------------------------
     @abstractmethod
@@ -76,6 +94,15 @@ class Environment(ABC):
         raise ValueError(
             f"{self.id} has no native HTTP API; serve its tools with `datagauntlet mcp {self.id}`"
         )
+
+    # --- gates (core/gates.py): probes declare their ceilings with `gates.ceiling` ----------
+    def extra_gates(self) -> Sequence[Gate]:
+        """Gate rows of this env's own, run after the shared ones."""
+        return ()
+
+    def truth_values(self, episode: Episode) -> Iterable[str]:
+        """Text derived from the hidden state that must never reach the agent before the end."""
+        return ()
 
     def with_config(self, **overrides: Any) -> Environment:
         return type(self).from_kwargs(**{**self.config.as_dict(), **overrides})

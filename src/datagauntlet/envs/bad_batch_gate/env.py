@@ -7,7 +7,7 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Task
-from datagauntlet.core.seeding import SPLITS
+from datagauntlet.core.seeding import SPLITS, check_split
 from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
 from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
@@ -37,14 +37,15 @@ class BadBatchGateEnv(Environment):
         return by_split
 
     def split_size(self, split: str) -> int:
+        if split in self.module_splits():
+            return len(self.module_splits()[split])
         if self.config.cases is not None:
-            return len(self._file_cases[split])
+            return len(self._file_cases.get(split, []))
         return split_sizes(self.config.families == "extended")[split]
 
     def tasks(self, split: str = "eval", n: int | None = None, start: int = 0) -> list[Task]:
         """One task per case of the split; `n` beyond the split's size is capped to it."""
-        if split not in SPLITS:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        check_split(split, tuple(self.module_splits()))
         size = self.split_size(split)
         count = size if n is None else n
         if count < 0 or start < 0:
@@ -52,19 +53,22 @@ class BadBatchGateEnv(Environment):
         return [self.make_task(split, i) for i in range(start, min(size, start + count))]
 
     def make_task(self, split: str, index: int) -> Task:
-        if self.config.cases is not None:
+        if self.config.cases is not None and split in SPLITS:
             case = self._file_cases[split][index]
             return Task(f"{split}-{index:05d}", case.seed, split, index)
         return super().make_task(split, index)
 
     def case(self, task: Task) -> Case:
         """The case behind a task (truth included: for graders, reports and tests)."""
-        if self.config.cases is not None:
+        if self.config.cases is not None and task.split in SPLITS:
             case = self._file_cases[task.split][task.index]
             if case.seed != task.seed:
                 raise ValueError(f"task {task.id} does not belong to this cases file")
             return case
-        return generate(task.split, task.index, task.seed, self.config.families == "extended")
+        extra = tuple(self.family_module.families) if self.family_module else ()
+        return generate(
+            task.split, task.index, task.seed, self.config.families == "extended", extra
+        )
 
     def episode(self, task: Task) -> BadBatchGateEpisode:
         case = self.case(task)
