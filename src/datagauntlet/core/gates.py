@@ -28,6 +28,7 @@ from functools import cached_property
 from typing import Any
 
 from datagauntlet.core.action_log import canonical_json
+from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.runner import EpisodeResult, run
@@ -39,12 +40,16 @@ HASH_SEEDS = ("1", "2")
 
 
 # --- declarations next to the policies -------------------------------------------------------
-def ceiling(value: float, gap: bool = True) -> Callable[[Policy], Policy]:
-    """Declare a probe's ceiling: its mean reward must stay at or below `value`. `gap=False`
-    marks a realistic mistake rather than a cheat, left out of the floor gap."""
+Ceiling = float | Callable[[EnvConfig], float]
+
+
+def ceiling(value: Ceiling, gap: bool = True) -> Callable[[Policy], Policy]:
+    """Declare a probe's ceiling: its mean reward must stay at or below `value` (a number, or
+    a function of the env's config when the bound differs by config). `gap=False` marks a
+    realistic mistake rather than a cheat, left out of the floor gap."""
 
     def mark(policy: Policy) -> Policy:
-        policy.ceiling = float(value)  # type: ignore[attr-defined]
+        policy.ceiling = value  # type: ignore[attr-defined]
         policy.in_floor_gap = gap  # type: ignore[attr-defined]
         return policy
 
@@ -57,8 +62,11 @@ def null(policy: Policy) -> Policy:
     return policy
 
 
-def probe_ceiling(policy: Policy) -> float | None:
-    return getattr(policy, "ceiling", None)
+def probe_ceiling(policy: Policy, config: EnvConfig) -> float | None:
+    value = getattr(policy, "ceiling", None)
+    if value is None:
+        return None
+    return float(value(config) if callable(value) else value)
 
 
 # --- results ---------------------------------------------------------------------------------
@@ -123,7 +131,9 @@ class GateRun:
     @property
     def probes(self) -> dict[str, float]:
         return {
-            name: c for name, p in self.policies.items() if (c := probe_ceiling(p)) is not None
+            name: c
+            for name, p in self.policies.items()
+            if (c := probe_ceiling(p, self.env.config)) is not None
         }
 
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from datagauntlet.envs.bad_batch_gate.contract import MAX_AMOUNT, MAX_BAD_ROWS, WINDOW_END
-from datagauntlet.envs.bad_batch_gate.draft import ROW_KINDS, Draft, Row
+from datagauntlet.envs.bad_batch_gate.draft import ROW_KINDS, WAREHOUSE_KINDS, Draft, Row
 
 Batches = list[tuple[str, list[Row]]]
 Built = tuple[Batches, bool]
@@ -83,15 +83,22 @@ def dimension_fanout(draft: Draft, variant: int) -> Built:
 
 
 def _bad_orders(
-    plant: Callable[[Draft, list[Row], int], list[int]],
+    plant: Callable[[Draft, list[Row], int], list[int]], companion_bad: bool = False
 ) -> Callable[[Draft, int], Built]:
-    """A family whose first batch is an orders batch with planted rows, next to a clean one."""
+    """A family whose first batch is an orders batch with planted rows, next to a clean one
+    (`companion_bad`: next to one with a single row only the warehouse shows is bad, to be
+    held back; the extended families use it, so checking staging alone is never enough)."""
 
     def build(draft: Draft, variant: int) -> Built:
         bad = draft.orders_batch()
         picks = plant(draft, bad, variant)
         draft.planted[0] = {i + 1 for i in picks}
-        return [("orders", bad), ("orders", draft.orders_batch())], False
+        companion = draft.orders_batch()
+        if companion_bad:
+            i = draft.pick_rows(companion, 1, "companion")[0]
+            draft.plant(companion, i, draft.keyed.choice("companion-kind", 0, WAREHOUSE_KINDS))
+            draft.planted[1] = {i + 1}
+        return [("orders", bad), ("orders", companion)], False
 
     build.__name__ = plant.__name__
     return build
@@ -138,8 +145,16 @@ def _drift(draft: Draft, bad: list[Row], variant: int) -> list[int]:
     return picks
 
 
+def _kinds(draft: Draft, n: int) -> list[str]:
+    """n different row defects, one of which only a warehouse query shows: a staging-only
+    check never sees all of an extended batch's bad rows."""
+    first = draft.keyed.choice("warehouse-kind", 0, WAREHOUSE_KINDS)
+    rest = [k for k in ROW_KINDS if k not in WAREHOUSE_KINDS]
+    return draft.keyed.shuffled("kind-order", [first, *draft.keyed.sample("kinds", rest, n - 1)])
+
+
 def _partial(draft: Draft, bad: list[Row], variant: int) -> list[int]:
-    kinds = draft.keyed.sample("kinds", ROW_KINDS, 2)
+    kinds = _kinds(draft, 2)
     picks = draft.pick_rows(bad, 2, "partial")
     for i, kind in zip(picks, kinds, strict=True):
         draft.plant(bad, i, kind)
@@ -148,7 +163,7 @@ def _partial(draft: Draft, bad: list[Row], variant: int) -> list[int]:
 
 def _multi(draft: Draft, bad: list[Row], variant: int) -> list[int]:
     n_kinds = 2 + variant % 2
-    kinds = draft.keyed.sample("kinds", ROW_KINDS, n_kinds)
+    kinds = _kinds(draft, n_kinds)
     picks = draft.pick_rows(bad, MAX_BAD_ROWS + 1 + variant // 2, "multi")
     for n, i in enumerate(picks):
         draft.plant(bad, i, kinds[n % n_kinds])
@@ -175,8 +190,8 @@ FAMILIES = (
 )
 EXTENDED_FAMILIES = (
     *FAMILIES,
-    Family("partial-load", _bad_orders(_partial)),
-    Family("multi-defect", _bad_orders(_multi)),
-    Family("unit-error", _bad_orders(_unit)),
+    Family("partial-load", _bad_orders(_partial, companion_bad=True)),
+    Family("multi-defect", _bad_orders(_multi, companion_bad=True)),
+    Family("unit-error", _bad_orders(_unit, companion_bad=True)),
 )
 BY_NAME = {f.name: f for f in EXTENDED_FAMILIES}
