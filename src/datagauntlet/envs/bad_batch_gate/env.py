@@ -6,7 +6,7 @@ from functools import cached_property
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
-from datagauntlet.core.episode import Task
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.seeding import SPLITS, check_split
 from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
@@ -77,6 +77,14 @@ class BadBatchGateEnv(Environment):
 
     def policies(self) -> dict[str, Policy]:
         return {**AGENTS, **ATTACKERS}
+
+    def truth_values(self, episode: Episode) -> list[str]:
+        """The case's labels and the mart the contract would give: never visible."""
+        assert isinstance(episode, BadBatchGateEpisode)
+        case = episode.case
+        out = [case.case_id, case.family, '"defective"', '"bad_rows"', "planted"]
+        out.append(f"{episode.world.correct_mart():.2f}")
+        return out
 
     def calibration_grid(self) -> list[dict[str, Any]]:
         if self.config.cases is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
-from datagauntlet.core.episode import Task
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.episode import DatacleanEpisode
 from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS
@@ -27,6 +27,18 @@ class DatacleanEnv(Environment):
 
     def policies(self) -> dict[str, Policy]:
         return dict(POLICIES)
+
+    def truth_values(self, episode: Episode) -> list[str]:
+        """The clean form of every corrupted cell that the visible table does not show."""
+        assert isinstance(episode, DatacleanEpisode)
+        world = episode.world
+        visible = episode.prompt
+        out = set()
+        for col in world.family.editable:
+            for value in world.truth.data[col.name]:
+                if value is not None and len(value) >= 6 and value not in visible:
+                    out.add(value)
+        return sorted(out)
 
     def calibration_grid(self) -> list[dict[str, Any]]:
         return [{"family": f} for f in CALIBRATION_FAMILIES]
