@@ -19,7 +19,8 @@ def _bad(ep: BadBatchGateEpisode):
     """The family's own bad batch (its companion has one bad row that only the warehouse
     shows: a duplicate or an orphan)."""
     bad = [b for b in ep.case.batches if b.truth.defective]
-    return max(bad, key=lambda b: (len(b.truth.bad_rows), b.truth.accepts(("amount", "out_of_range"))))
+    unit = ("amount", "out_of_range")
+    return max(bad, key=lambda b: (len(b.truth.bad_rows), b.truth.accepts(unit)))
 
 
 def _play(ep: BadBatchGateEpisode, bad_action: dict) -> dict[str, float]:

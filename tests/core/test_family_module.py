@@ -28,9 +28,13 @@ def _write(root: Path, name: str, body: str) -> str:
 
 @pytest.mark.parametrize("env_id", ["dataclean", "bad-batch-gate", "dirty-integration"])
 def test_a_module_adds_a_split_with_its_own_seeds(user_modules: Path, env_id: str) -> None:
-    name = _write(user_modules, f"dg_user_{env_id.replace('-', '_')}", """
+    name = _write(
+        user_modules,
+        f"dg_user_{env_id.replace('-', '_')}",
+        """
         SPLITS = {"holdout": [11, 12, 13]}
-    """)
+    """,
+    )
     env = dg.make(env_id, family_module=name)
     tasks = env.tasks("holdout")
     assert [t.seed for t in tasks] == [11, 12, 13]

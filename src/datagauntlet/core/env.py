@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode, Task
-from datagauntlet.core.score import check_weights
 from datagauntlet.core.family_module import FamilyModule, load_family_module
+from datagauntlet.core.score import check_weights
 from datagauntlet.core.seeding import check_split, task_seed
 
 if TYPE_CHECKING:

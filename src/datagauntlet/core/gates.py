@@ -290,7 +290,7 @@ def _digests_in_subprocess(
 def _rescoring(g: GateRun) -> GateResult:
     task = g.tasks[0]
     worst = 0
-    for name, policy in g.policies.items():
+    for policy in g.policies.values():
         ep = g.env.episode(task)
         try:
             policy(ep)

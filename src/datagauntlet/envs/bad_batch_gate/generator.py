@@ -81,9 +81,7 @@ def _truths(draft: Draft, built: fam.Batches, extended: bool) -> list[Truth]:
     return out
 
 
-def build_case(
-    case_id: str, seed: int, family: fam.Family, variant: int, extended: bool
-) -> Case:
+def build_case(case_id: str, seed: int, family: fam.Family, variant: int, extended: bool) -> Case:
     keyed = Keyed(seed)
     draft = Draft(keyed, extended)
     built, forced = family.build(draft, variant)

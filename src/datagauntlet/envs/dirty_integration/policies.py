@@ -32,7 +32,8 @@ def coerce_amount(value: Any) -> Any:
 
 
 def _naive_ceiling(config: EnvConfig) -> float:
-    return {"clean": 1.0, "realistic": 0.6, "hostile": 0.45}[getattr(config, "profile", "realistic")]
+    profile = getattr(config, "profile", "realistic")
+    return {"clean": 1.0, "realistic": 0.6, "hostile": 0.45}[profile]
 
 
 @ceiling(_naive_ceiling, gap=False)  # a baseline, not a cheat

@@ -45,4 +45,8 @@ def invent_ids(ep: Episode) -> None:
     ep.call("submit_records", {"records": records + guesses})
 
 
-PROBES = {"first-page-only": first_page_only, "invent-ids": invent_ids, "empty-submit": empty_submit}
+PROBES = {
+    "first-page-only": first_page_only,
+    "invent-ids": invent_ids,
+    "empty-submit": empty_submit,
+}
