@@ -10,6 +10,7 @@ from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.episode import DatacleanEpisode
 from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dataclean.policies import POLICIES
+from datagauntlet.envs.dataclean.probes import PROBES
 
 CALIBRATION_FAMILIES = ("crm", "orders", "inventory")
 
@@ -20,13 +21,14 @@ class DatacleanEnv(Environment):
     weights = WEIGHTS
     metric_names = METRICS
     reference = "oracle"
+    attackers = tuple(PROBES)
     default_task_count = 40
 
     def episode(self, task: Task) -> DatacleanEpisode:
         return DatacleanEpisode(self, task)
 
     def policies(self) -> dict[str, Policy]:
-        return dict(POLICIES)
+        return {**POLICIES, **PROBES}
 
     def truth_values(self, episode: Episode) -> list[str]:
         """The clean form of every corrupted cell that the visible table does not show."""
