@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench clean
+.PHONY: run test lint format bench mutants clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -13,7 +13,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/datagauntlet calibrate
+	$(BIN)/datagauntlet calibrate --report runs/report.html
 
 test: $(STAMP)
 	$(BIN)/ruff check .
@@ -31,5 +31,10 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
+# Mutation testing of the graders and the layers under them (not part of `make test`).
+mutants: $(STAMP)
+	env -u PYTHONPATH nice $(BIN)/mutmut run --max-children 2 > /dev/null || true
+	$(BIN)/python scripts/mutation_report.py
+
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache mutants

@@ -13,7 +13,7 @@ from datagauntlet.core.conformance import ConformanceError, check_env
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
-from datagauntlet.core.tools import Tool, params
+from datagauntlet.core.toolset import params, tool
 
 WEIGHTS = {"right": 1.0}
 
@@ -23,12 +23,7 @@ class ToyConfig(EnvConfig):
     flaw: str = ""
 
 
-class ToyEpisode(Episode):
-    TOOLS = (
-        Tool("peek", "see the number", params({})),
-        Tool("answer", "give the number", params({"n": {"type": "integer", "description": "n"}})),
-    )
-
+class ToyEpisode(Episode[ToyConfig]):
     def __init__(self, env: ToyEnv, task: Task) -> None:
         super().__init__(env, task)
         self.flaw = env.config.flaw
@@ -39,11 +34,13 @@ class ToyEpisode(Episode):
     system_prompt = "toy"  # type: ignore[assignment]
     prompt = "find the number"  # type: ignore[assignment]
 
-    def tool_peek(self) -> dict[str, Any]:
+    @tool("see the number")
+    def peek(self) -> dict[str, Any]:
         self.peeks += 1
         return {"n": self.secret}
 
-    def tool_answer(self, n: int) -> dict[str, Any]:
+    @tool("give the number", params({"n": {"type": "integer", "description": "n"}}))
+    def answer(self, n: int) -> dict[str, Any]:
         self.answered = n
         self.finish("answered")
         return {"ok": True}

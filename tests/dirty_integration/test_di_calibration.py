@@ -16,6 +16,11 @@ BANDS = {
     ("hostile", "stubborn"): (0.80, 0.97),
     ("hostile", "careful"): (1.0, 1.0),
 }
+# Probes: one right page, padded guesses, nothing at all; the same on every profile.
+for _profile in ("clean", "realistic", "hostile"):
+    BANDS[_profile, "first-page-only"] = (0.25, 0.30)
+    BANDS[_profile, "invent-ids"] = (0.0, 0.10)
+    BANDS[_profile, "empty-submit"] = (0.0, 0.0)
 
 
 def test_calibration_bands() -> None:

@@ -14,7 +14,7 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.runner import play
-from datagauntlet.envs.dirty_integration.http_api import EpisodeServer
+from datagauntlet.frontdoors.serve import EpisodeHttpServer
 
 
 def _request(
@@ -49,19 +49,18 @@ class HttpEpisode:
 
 @pytest.fixture
 def serve() -> Iterator[Any]:
-    servers: list[EpisodeServer] = []
+    servers: list[EpisodeHttpServer] = []
 
-    def start(profile: str, index: int = 0, stall: float = 0.01) -> EpisodeServer:
+    def start(profile: str, index: int = 0, stall: float = 0.01) -> EpisodeHttpServer:
         env = dg.make("dirty-integration", profile=profile, http_timeout_seconds=stall)
-        server = env.http_server(env.tasks("eval", index + 1)[index])
-        server.start()
+        server = EpisodeHttpServer.open(env, env.tasks("eval", index + 1)[index]).start()
         servers.append(server)
         return server
 
     yield start
     for server in servers:
-        server.shutdown()
-        server.server_close()
+        server.close()
+        assert server.live.ep.closed
 
 
 @pytest.mark.parametrize("profile", ["realistic", "hostile"])
@@ -81,7 +80,7 @@ def test_http_score_equals_in_process_score(serve: Any, profile: str, policy: st
 
 def test_quota_is_a_real_429_without_retry_after(serve: Any) -> None:
     server = serve("realistic")
-    quota = server.episode.world.quota
+    quota = server.live.ep.world.quota
     statuses = []
     for _ in range(quota + 2):
         status, body, headers = _request(f"{server.url}/records")
@@ -92,7 +91,7 @@ def test_quota_is_a_real_429_without_retry_after(serve: Any) -> None:
 
 def test_a_timeout_is_a_real_stall(serve: Any) -> None:
     server = serve("hostile", stall=0.3)
-    world = server.episode.world
+    world = server.live.ep.world
     first_timeout = next(r for r in range(world.quota) if world.faults(r).timeout)
     for _ in range(first_timeout):
         _request(f"{server.url}/records")
@@ -119,4 +118,4 @@ def test_bad_requests_get_clear_http_errors(serve: Any) -> None:
     assert err.value.code == 400
     assert _request(f"{server.url}/submit", {"records": []})[0] == 200
     assert _request(f"{server.url}/submit", {"records": []})[0] == 409
-    assert server.episode.api.requests == 0  # nothing bad reached the API
+    assert server.live.ep.api.requests == 0  # nothing bad reached the API

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -12,11 +13,12 @@ from datagauntlet.frontdoors.mock_model import MockModelServer
 
 @pytest.fixture
 def mock_model() -> Iterator[Callable[..., MockModelServer]]:
-    """Start scripted model servers (env, optional default policy); all are stopped after."""
+    """Start scripted model servers (env, optional default policy, MockModelServer options);
+    all are stopped after."""
     servers: list[MockModelServer] = []
 
-    def start(env: dg.Environment, policy: str | None = None) -> MockModelServer:
-        server = MockModelServer(env, policy).start()
+    def start(env: dg.Environment, policy: str | None = None, **options: Any) -> MockModelServer:
+        server = MockModelServer(env, policy, **options).start()
         servers.append(server)
         return server
 

@@ -16,6 +16,7 @@ import datagauntlet as dg
 from datagauntlet.cli.main import main
 from datagauntlet.core.runner import play
 from datagauntlet.frontdoors.evaluate import EvalSpec, load_records, run_eval
+from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, Reply, run_loop
 from datagauntlet.frontdoors.models import OpenAIModel, PolicyModel
 
@@ -104,7 +105,8 @@ def _call(name: Any, arguments: Any, call_id: str = "c1") -> dict[str, Any]:
 
 def test_malformed_tool_calls_go_back_to_the_model_as_errors() -> None:
     env = dg.make("dirty-integration")
-    ep = env.episode(env.tasks("eval", 1)[0])
+    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
+    ep = live.ep
     before = ep.fingerprint()
     model = ScriptedModel([
         _call(ep.tool_names[0], "{not json", "a"),
@@ -114,7 +116,7 @@ def test_malformed_tool_calls_go_back_to_the_model_as_errors() -> None:
         {"role": "assistant", "content": "I give up."},
     ])  # fmt: skip
     result = LoopResult(messages=[])
-    asyncio.run(run_loop(ep, model, 10, result))
+    asyncio.run(run_loop(live, model, 10, result))
     tool_msgs = [m for m in result.messages if m["role"] == "tool"]
     assert [m["tool_call_id"] for m in tool_msgs] == ["a", "b", "c", "d"]
     errors = [json.loads(m["content"])["error"] for m in tool_msgs]
@@ -127,10 +129,11 @@ def test_malformed_tool_calls_go_back_to_the_model_as_errors() -> None:
 
 def test_max_turns_stops_the_loop_and_scores_what_happened() -> None:
     env = dg.make("dirty-integration")
-    ep = env.episode(env.tasks("eval", 1)[0])
+    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
+    ep = live.ep
     model = PolicyModel(env.policies()[env.reference])
     result = LoopResult(messages=[])
-    asyncio.run(run_loop(ep, model, 2, result))
+    asyncio.run(run_loop(live, model, 2, result))
     assert result.stop == "max_turns" and result.turns == 2 and not ep.done
     assert ep.calls == 2 and ep.score().reward < 1.0
 

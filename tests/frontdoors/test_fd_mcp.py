@@ -129,9 +129,10 @@ def test_bad_input_is_an_error_result_and_changes_nothing() -> None:
     from datagauntlet.frontdoors.mcp_server import EpisodeTools, build_server
 
     env = dg.make("dirty-integration")
-    ep = env.episode(env.tasks("eval", 1)[0])
+    tools = EpisodeTools.create(env, env.tasks("eval", 1)[0])
+    ep = tools.live.ep
     before = ep.fingerprint()
-    server = build_server(EpisodeTools(ep), "t")
+    server = build_server(tools, "t")
 
     async def go() -> list[Any]:
         async with Client(server) as client:

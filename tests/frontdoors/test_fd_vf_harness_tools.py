@@ -17,7 +17,7 @@ from test_fd_vf_rollouts import assert_trace_matches, load_tasks
 
 import datagauntlet as dg
 from datagauntlet.core.runner import play
-from datagauntlet.frontdoors.pinned import Pinned
+from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.vf.tool_server import call_world, tool_server
 from datagauntlet.frontdoors.vf.worlds import WORLDS
 
@@ -33,9 +33,14 @@ def h() -> Any:
 
 
 def _world(env: dg.Environment, index: int = 0) -> tuple[Any, str]:
-    worker = Pinned()
-    ep = worker.call(env.episode, env.tasks("eval", index + 1)[index])
-    return ep, WORLDS.put(ep, worker)
+    live = LiveEpisode.open_sync(env, env.tasks("eval", index + 1)[index])
+    return live.ep, WORLDS.put(live)
+
+
+def _free(key: str) -> None:
+    entry = WORLDS.pop(key)
+    if entry is not None:
+        entry.live.close_sync()
 
 
 def _calls(env: dg.Environment) -> list[tuple[str, Any]]:
@@ -51,7 +56,14 @@ def _calls(env: dg.Environment) -> list[tuple[str, Any]]:
     ep.call = record  # type: ignore[method-assign]
     env.policies()[env.reference](ep)
     first = ep.tool_names[0]
-    return [(first, {"no_such_argument": 1}), *seen, (first, {})]  # the last: after the end
+    malformed = [
+        (first, {"no_such_argument": 1}),
+        (first, "{not json"),  # as the model wrote it: the episode itself refuses and logs
+        (first, '{"a": 1, "a": 2}'),
+        (first, "[1, 2]"),
+        ("no_such_tool", "{}"),
+    ]
+    return [*malformed, *seen, (first, {})]  # the last: after the end
 
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
@@ -74,18 +86,18 @@ def test_direct_calls_answer_exactly_as_mcp_does(env_id: str, h: Any) -> None:
 
     try:
         fast, slow, out_a, out_b = asyncio.run(go())
+        assert fast.schemas == slow.schemas
+        assert [s["function"]["name"] for s in fast.schemas] == ep_a.tool_names
+        assert out_a == out_b
+        assert all("error" in json.loads(out) for out in out_a[:5] + out_a[-1:])
+        log_a = [(e.tool, e.args, e.executed) for e in ep_a.log.entries]
+        assert log_a == [(e.tool, e.args, e.executed) for e in ep_b.log.entries]
+        assert len(log_a) == len(calls)  # malformed calls too reached the episode's log
+        assert ep_a.fingerprint() == ep_b.fingerprint()
+        assert ep_a.score().as_dict() == ep_b.score().as_dict()
     finally:
-        WORLDS.pop(key_a)
-        WORLDS.pop(key_b)
-    assert fast.schemas == slow.schemas
-    assert [s["function"]["name"] for s in fast.schemas] == ep_a.tool_names
-    assert out_a == out_b
-    assert "error" in json.loads(out_a[0]) and "error" in json.loads(out_a[-1])
-    assert [(e.tool, e.args, e.executed) for e in ep_a.log.entries] == [
-        (e.tool, e.args, e.executed) for e in ep_b.log.entries
-    ]
-    assert ep_a.fingerprint() == ep_b.fingerprint()
-    assert ep_a.score().as_dict() == ep_b.score().as_dict()
+        _free(key_a)
+        _free(key_b)
 
 
 def test_only_this_servers_world_urls_are_called_directly(h: Any) -> None:
@@ -107,7 +119,7 @@ def test_only_this_servers_world_urls_are_called_directly(h: Any) -> None:
         assert h._local_worlds({"a": server.url_for(key), "b": "http://127.0.0.1:9/mcp"}) is None
         assert h._local_worlds({}) is None
     finally:
-        WORLDS.pop(key)
+        _free(key)
 
 
 def test_a_forged_or_freed_key_reaches_no_world_directly(h: Any) -> None:
@@ -126,7 +138,7 @@ def test_a_forged_or_freed_key_reaches_no_world_directly(h: Any) -> None:
         assert "error" in out and ep.fingerprint() == before and ep.calls == 0
         live = h._in_process_tools(server.registry, {"": key}, timeout=60.0)
     finally:
-        WORLDS.pop(key)
+        _free(key)
     out = json.loads(asyncio.run(live.call("fetch_page", {"cursor": None})))
     assert "error" in out and ep.calls == 0  # freed after listing: nothing runs
 

@@ -19,9 +19,9 @@ from fd_helpers import replayable_pairs
 
 import datagauntlet as dg
 from datagauntlet.core.runner import play
+from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, run_loop
 from datagauntlet.frontdoors.models import PolicyModel
-from datagauntlet.frontdoors.pinned import Pinned
 from datagauntlet.frontdoors.vf.tool_server import tool_server
 from datagauntlet.frontdoors.vf.worlds import WORLDS
 
@@ -119,9 +119,10 @@ def test_max_turns_stops_and_scores_what_happened(mock_model: Any) -> None:
     tasks = load_tasks("dirty-integration", 1)
     (trace,) = run_agent(server.base_url, "careful", "dirty-integration", tasks, max_turns=2)
     assert trace.stop_condition == "max_turns"
-    ep = env.episode(env.tasks("eval", 1)[0])
-    asyncio.run(run_loop(ep, PolicyModel(env.policies()["careful"]), 2, LoopResult([])))
-    assert_trace_matches(trace, _as_result(ep.score()))
+    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
+    asyncio.run(run_loop(live, PolicyModel(env.policies()["careful"]), 2, LoopResult([])))
+    assert_trace_matches(trace, _as_result(live.score_sync()))
+    live.close_sync()
 
 
 def test_the_env_turn_budget_applies(mock_model: Any) -> None:
@@ -130,9 +131,10 @@ def test_the_env_turn_budget_applies(mock_model: Any) -> None:
     tasks = load_tasks("dirty-integration", 1, max_turns=3)
     (trace,) = run_agent(server.base_url, "careful", "dirty-integration", tasks, max_turns=1000)
     assert trace.stop_condition == "turn_limit"
-    ep = env.episode(env.tasks("eval", 1)[0])
-    asyncio.run(run_loop(ep, PolicyModel(env.policies()["careful"]), 3, LoopResult([])))
-    assert_trace_matches(trace, _as_result(ep.score()))
+    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
+    asyncio.run(run_loop(live, PolicyModel(env.policies()["careful"]), 3, LoopResult([])))
+    assert_trace_matches(trace, _as_result(live.score_sync()))
+    live.close_sync()
 
 
 def _as_result(score: dg.Score) -> Any:
@@ -164,8 +166,9 @@ def _mcp_post(url: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
 
 def test_forged_or_freed_keys_reach_no_world() -> None:
     env = dg.make("dirty-integration")
-    ep = env.episode(env.tasks("eval", 1)[0])
-    key = WORLDS.put(ep, Pinned())
+    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
+    ep = live.ep
+    key = WORLDS.put(live)
     server = tool_server()
     try:
         listed = _mcp_post(server.url_for(key), "tools/list", {})
@@ -180,6 +183,7 @@ def test_forged_or_freed_keys_reach_no_world() -> None:
         assert err.value.code == 404
     finally:
         WORLDS.pop(key)
+        live.close_sync()
     out = _mcp_post(server.url_for(key), "tools/call", {"name": "fetch_page", "arguments": {}})
     assert out["result"]["isError"] is True and ep.calls == 0
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -50,7 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="output directory (default runs/<env>--<model>)",
+        help="output directory (default runs/<env>--<model>--<digest of config and split>); "
+        "one that already holds results needs --resume or --overwrite",
     )
     parser.add_argument(
         "--agent",
@@ -59,6 +61,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the env's reference policy)",
     )
     parser.add_argument("--resume", action="store_true", help="skip rollouts already in the output")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the results already in the output"
+    )
     add_split_argument(parser)
     parser.add_argument(
         "--retries",
@@ -67,6 +72,25 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="retries of a transient endpoint error, with backoff",
     )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="total seconds one model request may take, however slowly it trickles (default 120)",
+    )
+    parser.add_argument(
+        "--rollout-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="total seconds one rollout may take (default 1800)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the endpoint, key and model, print the plan, and run nothing",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -74,41 +98,52 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
 
 
+def default_out(env_id: str, label: str, config: dict[str, Any], split: str) -> Path:
+    """runs/<env>--<model>--<digest>: runs of one model under two configs never share a
+    directory (a realistic run would otherwise land on a hostile one)."""
+    text = json.dumps({"config": config, "split": split}, sort_keys=True, default=str)
+    digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+    return Path("runs") / f"{_slug(env_id)}--{_slug(label)}--{digest}"
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value:g}")
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagauntlet.cli.options import build_env
-    from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, EvalOutcome, EvalSpec, run_eval
+    from datagauntlet.frontdoors.evaluate import (
+        DEFAULT_ROLLOUT_TIMEOUT,
+        SUMMARY_FILE,
+        EvalOutcome,
+        EvalSpec,
+        check_out_dir,
+        run_eval,
+    )
     from datagauntlet.frontdoors.loop import Model
+    from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
     from datagauntlet.frontdoors.summary import summarize_records
 
+    _positive("--request-timeout", args.request_timeout)
+    _positive("--rollout-timeout", args.rollout_timeout)
+    if args.retries < 0:
+        raise ValueError(f"--retries must be >= 0, got {args.retries}")
     env = build_env(args.env, args.config)
     if args.agent and args.base_url:
         raise ValueError("give either --agent or --base-url, not both")
-    model_obj: Model
     if args.base_url:
         if not args.model:
             raise ValueError("--model is required with --base-url")
-        from datagauntlet.frontdoors.models import OpenAIModel
-
-        model_obj = OpenAIModel(
-            args.model,
-            args.base_url,
-            args.api_key_env,
-            args.temperature,
-            args.retries,
-            max_connections=max(16, args.concurrency),
-        )
         label = args.model
     else:
-        from datagauntlet.frontdoors.models import PolicyModel
-
         name = args.agent or env.reference
         policies = env.policies()
         if name not in policies:
             raise ValueError(f"{env.id} has no policy {name!r}; choose from {sorted(policies)}")
-        model_obj = PolicyModel(policies[name])
         label = f"agent:{name}"
     spec = EvalSpec(
         n=args.tasks,
@@ -118,10 +153,46 @@ def run(args: argparse.Namespace) -> int:
         split=args.split,
         label=label,
         resume=args.resume,
+        overwrite=args.overwrite,
+        rollout_timeout=args.rollout_timeout or DEFAULT_ROLLOUT_TIMEOUT,
     )
     spec.validate()
-    out = args.out or Path("runs") / f"{_slug(env.id)}--{_slug(label)}"
+    out = args.out or default_out(env.id, label, env.config.as_dict(), args.split)
+    check_out_dir(out, spec)
+    request_timeout = args.request_timeout or DEFAULT_REQUEST_TIMEOUT
+    if args.base_url:
+        from datagauntlet.frontdoors.models import preflight
+
+        problem = asyncio.run(
+            preflight(args.base_url, args.model, args.api_key_env, min(15.0, request_timeout))
+        )
+        if problem:
+            raise ValueError(problem)
     total = args.tasks * args.rollouts
+    if args.dry_run:
+        where = f"endpoint ok: {args.base_url}" if args.base_url else "no endpoint (a policy)"
+        print(
+            f"would run {total} rollouts ({args.tasks} tasks x {args.rollouts}) of {env.id} "
+            f"[{env.config.changed() or 'defaults'}] with {label}; {where}; results in {out}"
+        )
+        return 0
+    model_obj: Model
+    if args.base_url:
+        from datagauntlet.frontdoors.models import OpenAIModel
+
+        model_obj = OpenAIModel(
+            args.model,
+            args.base_url,
+            args.api_key_env,
+            args.temperature,
+            args.retries,
+            timeout=request_timeout,
+            max_connections=max(16, args.concurrency),
+        )
+    else:
+        from datagauntlet.frontdoors.models import PolicyModel
+
+        model_obj = PolicyModel(env.policies()[name])
 
     async def main() -> EvalOutcome:
         with Progress(
@@ -177,4 +248,10 @@ def _print_table(
     row += [f"{summary['components'][k]:.3f}" for k in weights]
     row.append(f"{summary['mean_turns']:.1f}")
     table.add_row(*row)
-    table_console().print(table)
+    console = table_console()
+    console.print(table)
+    failures = summary.get("failures") or {}
+    if failures:
+        console.print(f"{summary['failed']} of {summary['n']} rollouts failed:", markup=False)
+        for kind, group in failures.items():
+            console.print(f"  {kind} x{group['count']}: {group['first']}", markup=False)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from datagauntlet.cli.options import add_config_argument
+from datagauntlet.cli.options import add_config_argument, port_number
 
 NAME = "mock-model"
 HELP = (
@@ -18,8 +18,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", required=True, metavar="ID", help="environment id")
     add_config_argument(parser)
     parser.add_argument("--policy", metavar="NAME", help="default policy (default: the reference)")
-    parser.add_argument("--port", type=int, default=8800, metavar="P", help="0 picks a free port")
+    parser.add_argument(
+        "--port", type=port_number, default=8800, metavar="P", help="0 picks a free port"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    parser.add_argument(
+        "--final-answer",
+        action="store_true",
+        help="for an env that reads a final message as its submission (dataclean): send the "
+        "submission as that text, with no tool call",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -27,7 +35,7 @@ def run(args: argparse.Namespace) -> int:
     from datagauntlet.frontdoors.mock_model import MockModelServer
 
     env = build_env(args.env, args.config)
-    server = MockModelServer(env, args.policy, args.host, args.port)
+    server = MockModelServer(env, args.policy, args.host, args.port, args.final_answer)
     # The first line names the URL, so scripts (and the test fixture) can read the port.
     print(f"mock model for {env.id} (policy {server.default}) at {server.base_url}", flush=True)
     try:

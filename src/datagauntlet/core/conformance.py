@@ -49,7 +49,7 @@ def _record(env: Environment, policy_name: str, task: Task) -> tuple[_Recorder, 
 
 
 def _bad_inputs(ep: Episode) -> list[tuple[Any, Any]]:
-    first = ep.TOOLS[0]
+    first = ep.tools[0]
     calls: list[tuple[Any, Any]] = [
         ("no_such_tool", {}),
         (None, {}),
@@ -57,7 +57,7 @@ def _bad_inputs(ep: Episode) -> list[tuple[Any, Any]]:
         (first.name, [1, 2]),
         (first.name, {"__unexpected__": 1}),
     ]
-    for tool in ep.TOOLS:
+    for tool in ep.tools:
         tprops = tool.parameters.get("properties", {})
         required = tool.parameters.get("required", [])
         if required:
@@ -91,7 +91,7 @@ def check_env(env: Environment, n_tasks: int = 3, replay: bool = True) -> None:
 
     for task in tasks:
         ep = env.episode(task)
-        problems = [p for tool in ep.TOOLS for p in check_tool_schema(tool)]
+        problems = [p for tool in ep.tools for p in check_tool_schema(tool)]
         if problems:
             fail("; ".join(problems))
         if not ep.system_prompt.strip() or not ep.prompt.strip():

@@ -5,18 +5,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.family_module import FamilyModule, load_family_module
+from datagauntlet.core.http_api import HttpHandler
 from datagauntlet.core.score import check_weights
 from datagauntlet.core.seeding import check_split, task_seed
 
 if TYPE_CHECKING:
     from datagauntlet.core.gates import Gate
 
-Policy = Callable[[Episode], None]
+Policy = Callable[[Episode[Any]], None]
+ConfigT = TypeVar("ConfigT", bound=EnvConfig)
 
 
 def sees_truth(policy: Policy) -> Policy:
@@ -33,7 +35,7 @@ def policy_sees_truth(policy: Policy) -> bool:
     return bool(getattr(policy, "sees_truth", False))
 
 
-class Environment(ABC):
+class Environment(ABC, Generic[ConfigT]):
     """Subclasses set `id`, `config_cls`, `weights`, `reference` and implement the hooks."""
 
     id: ClassVar[str]
@@ -45,8 +47,8 @@ class Environment(ABC):
     attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
 
-    def __init__(self, config: EnvConfig | None = None) -> None:
-        self.config = config if config is not None else self.config_cls()
+    def __init__(self, config: ConfigT | None = None) -> None:
+        self.config: ConfigT = config if config is not None else self.config_cls()  # type: ignore[assignment]
         check_weights(self.weights)
         _ = self.family_module  # a bad module fails at make(), naming the problem
 
@@ -59,7 +61,7 @@ class Environment(ABC):
         return self.family_module.splits if self.family_module else {}
 
     @classmethod
-    def from_kwargs(cls, **values: Any) -> Environment:
+    def from_kwargs(cls, **values: Any) -> Environment[Any]:
         return cls(cls.config_cls.build(**values))
 
     # --- tasks -----------------------------------------------------------------------------
@@ -80,7 +82,7 @@ class Environment(ABC):
 
     # --- episodes and policies -------------------------------------------------------------
     @abstractmethod
-    def episode(self, task: Task) -> Episode: ...
+    def episode(self, task: Task) -> Episode[ConfigT]: ...
 
     @abstractmethod
     def policies(self) -> dict[str, Policy]: ...
@@ -89,22 +91,20 @@ class Environment(ABC):
         """Config overrides the calibration table covers, one row group each."""
         return [{}]
 
-    def http_server(self, task: Task, port: int = 0) -> Any:
-        """A native HTTP API for one episode, if the env has one (see `datagauntlet serve`)."""
-        raise ValueError(
-            f"{self.id} has no native HTTP API; serve its tools with `datagauntlet mcp {self.id}`"
-        )
+    def http_api(self) -> HttpHandler | None:
+        """The env's native HTTP API, if it has one (served by `datagauntlet serve`)."""
+        return None
 
     # --- gates (core/gates.py): probes declare their ceilings with `gates.ceiling` ----------
     def extra_gates(self) -> Sequence[Gate]:
         """Gate rows of this env's own, run after the shared ones."""
         return ()
 
-    def truth_values(self, episode: Episode) -> Iterable[str]:
+    def truth_values(self, episode: Episode[Any]) -> Iterable[str]:
         """Text derived from the hidden state that must never reach the agent before the end."""
         return ()
 
-    def with_config(self, **overrides: Any) -> Environment:
+    def with_config(self, **overrides: Any) -> Environment[Any]:
         return type(self).from_kwargs(**{**self.config.as_dict(), **overrides})
 
     def describe(self) -> dict[str, Any]:

@@ -1,26 +1,35 @@
-"""One episode: a fresh world, its tools, its action log, and its score.
+"""One episode: a fresh world, its toolsets and tools, its action log, and its score.
 
 `Episode.call` is the only door into the world. It checks the call against the tool's schema,
 writes the log entry before anything happens, and turns every kind of bad input into
-`{"error": ...}`: an agent can never raise an exception through it.
+`{"error": ...}`: an agent can never raise an exception through it. `Episode.close` releases
+what the episode holds; every holder of an episode calls it, in a `finally`.
 """
 
 from __future__ import annotations
 
+import copy
 import json
-from abc import ABC, abstractmethod
-from collections.abc import Callable
+from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from datagauntlet.core.action_log import ActionLog, canonical_json, strict_canonical_json
+from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.score import Score
 from datagauntlet.core.tools import Tool, check_arguments
+from datagauntlet.core.toolset import BoundTool, ToolError, Toolset, declared_tools
 
 if TYPE_CHECKING:
+    from datagauntlet.core.config import EnvConfig
     from datagauntlet.core.env import Environment
 
+__all__ = ["Episode", "EpisodeClosed", "Task", "ToolError", "loads_strict", "summarize"]
+
 SUMMARY_CHARS = 240
+CLOSED_ERROR = "the episode is closed; no more tool calls"
+
+ConfigT = TypeVar("ConfigT", bound="EnvConfig")
 
 
 @dataclass(frozen=True)
@@ -36,8 +45,8 @@ class Task:
         return {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
 
 
-class ToolError(Exception):
-    """Raised by a tool handler to refuse a call; the world must not have changed."""
+class EpisodeClosed(RuntimeError):
+    """A closed episode was asked for something it can no longer compute."""
 
 
 def summarize(result: dict[str, Any]) -> str:
@@ -45,29 +54,101 @@ def summarize(result: dict[str, Any]) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
 
 
-class Episode(ABC):
-    """Subclasses declare `TOOLS`, implement `tool_<name>` handlers, `_grade` and `fingerprint`.
+class _OpensAfterInit(ABCMeta):
+    """Opens an episode's toolsets once its `__init__` (a subclass's included) has finished."""
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        episode = super().__call__(*args, **kwargs)
+        episode._open()
+        return episode
+
+
+class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
+    """Subclasses return their toolsets from `toolsets()`, declare their own tools as `@tool`
+    methods, and implement `system_prompt`, `prompt`, `_grade` and `fingerprint`.
 
     Handlers return a JSON-serialisable dict. They raise `ToolError` to refuse a call (nothing
     changed), or return a dict with an "error" key for a call that happened and failed (a
-    timeout that still spent quota, say).
+    timeout that still spent quota, say). Resources the env holds outside its toolsets are
+    freed in `release`.
     """
 
-    TOOLS: ClassVar[tuple[Tool, ...]] = ()
+    # Tool names listed here come first in `tool_specs`, in this order; the rest follow in
+    # declaration order (toolsets first, then the episode's own tools).
+    TOOL_ORDER: ClassVar[tuple[str, ...]] = ()
     # In process nothing else bounds a runaway policy (front doors enforce max_turns), so an
     # episode may set a call limit; reaching it ends the episode ("call limit").
     max_calls: int | None = None
+    # How the final assistant message is read as a submission; None: it is not.
+    FINAL_ANSWER: ClassVar[FinalAnswer | None] = None
 
-    def __init__(self, env: Environment, task: Task) -> None:
+    def __init__(self, env: Environment[ConfigT], task: Task) -> None:
         self.env = env
+        self.config: ConfigT = env.config
         self.task = task
         self.log = ActionLog()
         self.done = False
         self.stop_reason: str | None = None
+        self.closed = False
         self._detail: dict[str, Any] = {}
-        self._tools = {t.name: t for t in self.TOOLS}
+        self._tools: dict[str, BoundTool] = {}
+        self._specs: list[dict[str, Any]] = []
+        self._opened: list[Toolset] = []
+        self._last_score: tuple[int, Score] | None = None
 
-    # --- what an agent sees -------------------------------------------------------------
+    # --- lifecycle -------------------------------------------------------------------------
+    def toolsets(self) -> list[Toolset]:
+        """The toolsets this episode is made of: opened in order, closed in reverse."""
+        return []
+
+    def _open(self) -> None:
+        tools: dict[str, BoundTool] = {}
+        try:
+            for toolset in self.toolsets():
+                toolset.attach(self.note)
+                self._opened.append(toolset)
+                toolset.open()
+                for bound in toolset.tools():
+                    _add_tool(tools, bound, type(toolset).__name__)
+            for bound in declared_tools(self):
+                _add_tool(tools, bound, type(self).__name__)
+        except BaseException:
+            self.close()
+            raise
+        first = [tools.pop(n) for n in self.TOOL_ORDER if n in tools]
+        self._tools = {b.tool.name: b for b in [*first, *tools.values()]}
+        self._specs = [b.tool.spec() for b in self._tools.values()]
+
+    def close(self) -> None:
+        """Release everything the episode holds. Safe to call twice; afterwards every tool
+        call is answered with an error and changes nothing."""
+        if self.closed:
+            return
+        self.closed = True
+        problems: list[Exception] = []
+        for toolset in reversed(self._opened):
+            try:
+                toolset.close()
+            except Exception as exc:  # release the rest before reporting it
+                problems.append(exc)
+        self._opened.clear()
+        try:
+            self.release()
+        except Exception as exc:
+            problems.append(exc)
+        if problems:
+            raise problems[0]
+
+    def release(self) -> None:
+        """Free resources the env holds outside its toolsets (called once, by `close`)."""
+
+    def __enter__(self) -> Episode[ConfigT]:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # --- what an agent sees ---------------------------------------------------------------
     @property
     @abstractmethod
     def system_prompt(self) -> str: ...
@@ -77,20 +158,33 @@ class Episode(ABC):
     def prompt(self) -> str: ...
 
     @property
+    def tools(self) -> tuple[Tool, ...]:
+        return tuple(b.tool for b in self._tools.values())
+
+    @property
     def tool_specs(self) -> list[dict[str, Any]]:
-        return [t.spec() for t in self.TOOLS]
+        return copy.deepcopy(self._specs)  # the caller's to keep or edit
 
     @property
     def tool_names(self) -> list[str]:
-        return [t.name for t in self.TOOLS]
+        return list(self._tools)
 
-    # --- the one door into the world -----------------------------------------------------
+    def bound_tool(self, name: str) -> BoundTool | None:
+        """The declaration and handler behind `name`, or None."""
+        return self._tools.get(name)
+
+    # --- the one door into the world -------------------------------------------------------
     def call(self, name: Any, args: Any = None) -> dict[str, Any]:
         """Run one tool call. Never raises for anything an agent can send."""
+        if self.closed:
+            return {"error": CLOSED_ERROR}
         result = self._call(name, args)
+        self._check_limit()
+        return result
+
+    def _check_limit(self) -> None:
         if not self.done and self.max_calls is not None and self.calls >= self.max_calls:
             self.finish("call limit")
-        return result
 
     def _call(self, name: Any, args: Any) -> dict[str, Any]:
         if args is None:
@@ -111,19 +205,18 @@ class Episode(ABC):
             return self._refuse(
                 tool_name, args, f"the episode is over ({self.stop_reason}); no more tool calls"
             )
-        tool = self._tools.get(tool_name)
-        if tool is None:
+        bound = self._tools.get(tool_name)
+        if bound is None:
             return self._refuse(
                 tool_name, args, f"unknown tool {tool_name!r}; available: {self.tool_names}"
             )
-        problem = check_arguments(tool, args)
+        problem = check_arguments(bound.tool, args)
         if problem:
             return self._refuse(tool_name, args, f"{tool_name}: {problem}")
         entry = self.log.open_entry(tool_name, args, args_json)
         self._detail = {}
-        handler: Callable[..., dict[str, Any]] = getattr(self, f"tool_{tool_name}")
         try:
-            result = handler(**args)
+            result = bound.handler(**args)
         except ToolError as exc:
             result = {"error": str(exc)}
             self.log.close_entry(entry, False, summarize(result), self._detail)
@@ -141,6 +234,27 @@ class Episode(ABC):
         self.log.close_entry(entry, False, summarize(result))
         return result
 
+    @property
+    def reads_final_answer(self) -> bool:
+        """Whether a model's final message (with no tool call) counts as a submission."""
+        return self.FINAL_ANSWER is not None and self.FINAL_ANSWER.tool in self._tools
+
+    def final_answer(self, text: str) -> dict[str, Any] | None:
+        """Submit a model's final message as the env declares (one logged, checked call of
+        the declared tool); None when this env does not read final messages."""
+        declared = self.FINAL_ANSWER
+        if declared is None or declared.tool not in self._tools:
+            return None
+        if self.closed:
+            return {"error": CLOSED_ERROR}
+        try:
+            args = declared.read(text)
+        except ValueError as exc:
+            result = self._refuse(declared.tool, text, f"the final answer is unreadable: {exc}")
+            self._check_limit()
+            return result
+        return self.call(declared.tool, args)
+
     def note(self, **detail: Any) -> None:
         """Attach facts to the log entry of the call being handled (e.g. tables read)."""
         self._detail.update(detail)
@@ -149,9 +263,17 @@ class Episode(ABC):
         self.done = True
         self.stop_reason = reason
 
-    # --- grading -------------------------------------------------------------------------
+    # --- grading ---------------------------------------------------------------------------
     def score(self) -> Score:
-        return self._grade()
+        """The score of the world as it stands. A closed episode returns the last score taken
+        if nothing happened since, and raises `EpisodeClosed` otherwise."""
+        if self.closed:
+            if self._last_score is not None and self._last_score[0] == len(self.log):
+                return self._last_score[1]
+            raise EpisodeClosed("the episode was closed before it was scored")
+        score = self._grade()
+        self._last_score = (len(self.log), score)
+        return score
 
     @abstractmethod
     def _grade(self) -> Score: ...
@@ -160,9 +282,19 @@ class Episode(ABC):
     def fingerprint(self) -> str:
         """A digest of the world's state, excluding the log: equal before and after a refusal."""
 
+    def toolset_digests(self) -> list[str]:
+        """State digests of the open toolsets, for `fingerprint` to include."""
+        return [t.state_digest() for t in self._opened]
+
     @property
     def calls(self) -> int:
         return len(self.log)
+
+
+def _add_tool(tools: dict[str, BoundTool], bound: BoundTool, owner: str) -> None:
+    if bound.tool.name in tools:
+        raise TypeError(f"tool {bound.tool.name!r} is declared twice (again by {owner})")
+    tools[bound.tool.name] = bound
 
 
 def _jsonable(value: Any) -> bool:

@@ -45,8 +45,11 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
     if policy_name not in policies:
         raise ValueError(f"{env.id} has no policy {policy_name!r}; choose from {sorted(policies)}")
     ep = env.episode(task)
-    policies[policy_name](ep)
-    score = ep.score()
+    try:
+        policies[policy_name](ep)
+        score = ep.score()
+    finally:
+        ep.close()
     return EpisodeResult(
         env.id,
         env.config.as_dict(),
@@ -153,10 +156,12 @@ def calibrate(
     workers: int = 1,
     progress: Progress | None = None,
     policies: Sequence[str] | None = None,
+    grid: Sequence[dict[str, Any]] | None = None,
 ) -> list[CalibrationRow]:
-    """The env's calibration grid: every config override x every policy over `n` tasks."""
+    """The env's calibration grid (or `grid`): every config override x every policy over `n`
+    tasks."""
     rows: list[CalibrationRow] = []
-    for overrides in env.calibration_grid():
+    for overrides in env.calibration_grid() if grid is None else grid:
         cell_env = env.with_config(**overrides) if overrides else env
         names = list(policies or cell_env.policies())
         tasks = cell_env.tasks(split, n)
@@ -165,12 +170,33 @@ def calibrate(
     return rows
 
 
+def narrowed_grid(
+    env: Environment, fixed: Iterable[str]
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, int]]]:
+    """The calibration grid with the config fields in `fixed` (those the user set) held at
+    the env's values: cells that would override them are dropped.
+
+    Returns the cells and, per narrowed field, (cells kept, cells in the full grid)."""
+    full = env.calibration_grid()
+    values = env.config.as_dict()
+    held = {k for k in fixed if any(k in cell for cell in full)}
+    kept = [cell for cell in full if all(cell[k] == values[k] for k in held if k in cell)]
+    if not kept:  # a value outside the sweep: one cell, at the user's config
+        kept = [{k: v for k, v in cell.items() if k not in held} for cell in full[:1]]
+    counts = {k: (len(kept), len(full)) for k in sorted(held)}
+    return kept, counts
+
+
 def calibration_size(
-    env: Environment, n: int | None, policies: Sequence[str] | None = None, split: str = "eval"
+    env: Environment,
+    n: int | None,
+    policies: Sequence[str] | None = None,
+    split: str = "eval",
+    grid: Sequence[dict[str, Any]] | None = None,
 ) -> int:
     """How many episodes `calibrate` will play (for progress bars)."""
     total = 0
-    for overrides in env.calibration_grid():
+    for overrides in env.calibration_grid() if grid is None else grid:
         cell_env = env.with_config(**overrides) if overrides else env
         total += len(list(policies or cell_env.policies())) * len(cell_env.tasks(split, n))
     return total

@@ -11,6 +11,7 @@ import json
 from typing import Any
 
 from datagauntlet.core.env import Policy
+from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.replay import next_tool_call
 
 Message = dict[str, Any]
@@ -61,9 +62,17 @@ def function_specs(tools: list[dict[str, Any]] | None) -> list[dict[str, Any]]:
     return out
 
 
-def policy_reply(policy: Policy, messages: list[Message], tools: list[dict[str, Any]]) -> Message:
+def policy_reply(
+    policy: Policy,
+    messages: list[Message],
+    tools: list[dict[str, Any]],
+    final_answer: FinalAnswer | None = None,
+) -> Message:
     """The assistant message a policy sends after this history: one tool call, or plain text
-    when the policy has finished. Nothing but the messages and tools is consulted."""
+    when the policy has finished. Nothing but the messages and tools is consulted.
+
+    With `final_answer` (the env's declaration), the policy's call of the declared tool is
+    answered as a model would write it without tools: the text, and no tool call."""
     results = [parse_result(m.get("content")) for m in messages if m.get("role") == "tool"]
     try:
         call = next_tool_call(
@@ -77,6 +86,8 @@ def policy_reply(policy: Policy, messages: list[Message], tools: list[dict[str, 
         return {"role": "assistant", "content": f"policy stopped: {type(exc).__name__}: {exc}"}
     if call is None:
         return {"role": "assistant", "content": "Done."}
+    if final_answer is not None and call.name == final_answer.tool:
+        return {"role": "assistant", "content": final_answer.write(call.arguments)}
     return {
         "role": "assistant",
         "content": None,

@@ -1,25 +1,28 @@
 """The agent loop: a model, an episode, and tool calls between them, one turn at a time.
 
 A turn is one model call. The loop ends when the episode is done, when `max_turns` model calls
-have been made, or when the model answers without a tool call. Every tool call, malformed ones
-included, goes through `Episode.call`, which answers bad JSON and unknown tools with an error
-that is sent back to the model, as a real API would.
+have been made, or when the model answers without a tool call (that answer is the env's final
+answer when it declares one: dataclean reads it as the program). Every tool call, malformed ones
+included, goes through `Episode.call` with its arguments exactly as the model wrote them; bad
+JSON and unknown tools are answered with an error that is sent back to the model, as a real API
+would, and logged.
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-from datagauntlet.core.episode import Episode
-from datagauntlet.frontdoors.chat import Message, tool_result_message
-from datagauntlet.frontdoors.pinned import Pinned
+from datagauntlet.frontdoors.chat import Message, text_of, tool_result_message
+from datagauntlet.frontdoors.live import LiveEpisode
 
 DEFAULT_MAX_TURNS = 30
 
 STOP_DONE = "episode_done"
 STOP_MAX_TURNS = "max_turns"
 STOP_NO_TOOL_CALL = "no_tool_call"
+STOP_FINAL_ANSWER = "final_answer"
 
 
 @dataclass
@@ -27,10 +30,12 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def add(self, other: dict[str, Any] | None) -> None:
-        if other:
-            self.prompt_tokens += int(other.get("prompt_tokens") or 0)
-            self.completion_tokens += int(other.get("completion_tokens") or 0)
+    def add(self, other: Any) -> None:
+        """Add an endpoint's usage; a field that is not a count ("lots", 1e999) counts 0,
+        so a bookkeeping oddity never fails a rollout that finished."""
+        if isinstance(other, dict):
+            self.prompt_tokens += token_count(other.get("prompt_tokens"))
+            self.completion_tokens += token_count(other.get("completion_tokens"))
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -38,6 +43,33 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
         }
+
+
+def token_count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return max(0, int(value))
+
+
+def scrub_text(value: Any) -> Any:
+    """`value` with lone surrogates replaced by U+FFFD, in every string it holds.
+
+    JSON text may carry `\\ud800` on its own; Python decodes it into a str that cannot be
+    encoded as UTF-8, so the next request, which sends the history back, would fail.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {scrub_text(k): scrub_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_text(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -56,6 +88,7 @@ class LoopResult:
     stop: str = ""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    final_answer: dict[str, Any] | None = None  # what the env answered to the final message
 
 
 def max_turns_of(env: Any, override: int | None = None) -> int:
@@ -64,41 +97,23 @@ def max_turns_of(env: Any, override: int | None = None) -> int:
     return int(getattr(env.config, "max_turns", DEFAULT_MAX_TURNS))
 
 
-def opening_messages(ep: Episode) -> list[Message]:
+def opening_messages(live: LiveEpisode) -> list[Message]:
     return [
-        {"role": "system", "content": ep.system_prompt},
-        {"role": "user", "content": ep.prompt},
+        {"role": "system", "content": live.system_prompt},
+        {"role": "user", "content": live.prompt},
     ]
 
 
-async def run_loop(
-    ep: Episode,
-    model: Model,
-    max_turns: int,
-    result: LoopResult,
-    worker: Pinned | None = None,
-) -> None:
-    """Play `ep` with `model`, filling `result` as it goes (so a failure keeps what happened).
+async def run_loop(live: LiveEpisode, model: Model, max_turns: int, result: LoopResult) -> None:
+    """Play `live` with `model`, filling `result` as it goes (so a failure keeps what happened).
 
-    Tool calls run on the episode's own thread (`worker`, see pinned.py): an env's tools may do
-    real work (SQLite, sandboxes) and must not stall other rollouts sharing the event loop.
+    Every step runs on the episode's own thread (see live.py): an env's tools may do real work
+    (SQLite, sandboxes) and must not stall other rollouts sharing the event loop.
     """
-    own = worker is None
-    pinned = worker or Pinned()
-    try:
-        await _turns(ep, model, max_turns, result, pinned)
-    finally:
-        if own:
-            pinned.close()
-
-
-async def _turns(
-    ep: Episode, model: Model, max_turns: int, result: LoopResult, worker: Pinned
-) -> None:
-    tools = ep.tool_specs
-    result.messages[:] = opening_messages(ep)
+    tools = live.tool_specs
+    result.messages[:] = opening_messages(live)
     while True:
-        if ep.done:
+        if live.done:
             result.stop = STOP_DONE
             return
         if result.turns >= max_turns:
@@ -107,17 +122,22 @@ async def _turns(
         reply = await model.complete(result.messages, tools)
         result.turns += 1
         result.usage.add(reply.usage)
-        message = dict(reply.message)
+        message = dict(scrub_text(reply.message))
         message["role"] = "assistant"
         result.messages.append(message)
         calls = message.get("tool_calls") or []
         if not calls:
-            result.stop = STOP_NO_TOOL_CALL
+            step = await live.answer(text_of(message.get("content")))
+            if step is None:
+                result.stop = STOP_NO_TOOL_CALL
+            else:
+                result.final_answer = step.result
+                result.stop = STOP_FINAL_ANSWER
             return
         for i, call in enumerate(calls):
             call_id, name, arguments = _unpack(call, i)
-            out = await worker.run(ep.call, name, arguments)
-            result.messages.append(tool_result_message(call_id, out))
+            step = await live.call(name, arguments)
+            result.messages.append(tool_result_message(call_id, step.result))
 
 
 def _unpack(call: Any, index: int) -> tuple[str, Any, Any]:

@@ -13,58 +13,109 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from datagauntlet.core.env import Environment
-from datagauntlet.core.episode import Episode, Task
-from datagauntlet.frontdoors.pinned import Pinned
+from datagauntlet.core.episode import Task
+from datagauntlet.frontdoors.live import LiveEpisode, Step
 
 logger = logging.getLogger("datagauntlet.mcp")
 
 ScoreSink = Callable[[dict[str, Any]], None]
 
+# Where a client may put a tool call's arguments exactly as its model wrote them (JSON text):
+# MCP carries arguments as an object, so text a model got wrong (bad JSON, a duplicate key)
+# could not otherwise reach the episode, which answers and logs it like every other door.
+RAW_ARGUMENTS_META = "datagauntlet/arguments"
 
-def instructions_of(ep: Episode) -> str:
-    return f"{ep.system_prompt}\n\nTask: {ep.prompt}"
+FINAL_ANSWER_TOOL = "final_answer"
+
+
+def instructions_of(live: LiveEpisode) -> str:
+    return f"{live.system_prompt}\n\nTask: {live.prompt}"
+
+
+def raw_arguments(meta: Any, arguments: Any) -> Any:
+    """The arguments to hand to `Episode.call`: the raw text in `_meta` when a client sent it."""
+    if isinstance(meta, dict) and isinstance(meta.get(RAW_ARGUMENTS_META), str):
+        return meta[RAW_ARGUMENTS_META]
+    return arguments
+
+
+def final_answer_spec() -> dict[str, Any]:
+    """The one tool an MCP client has for the env's final answer: an MCP server never sees the
+    agent's last message, so that message is sent here instead, and read as the env declares."""
+    return {
+        "type": "function",
+        "function": {
+            "name": FINAL_ANSWER_TOOL,
+            "description": (
+                "Give your final answer as text, as the task asks for it (your last message, "
+                "if you were chatting); it is read once and ends the task."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {"text": {"type": "string"}},
+                "required": ["text"],
+                "additionalProperties": False,
+            },
+        },
+    }
 
 
 class EpisodeTools:
-    """The tools of one episode, called one at a time on the episode's own thread."""
+    """One live episode's tools as an MCP server serves them; the score is reported once."""
 
-    def __init__(
-        self, ep: Episode, on_score: ScoreSink | None = None, worker: Pinned | None = None
-    ) -> None:
-        self.ep = ep
+    def __init__(self, live: LiveEpisode, on_score: ScoreSink | None = None) -> None:
+        self.live = live
         self.on_score = on_score
-        self._lock = asyncio.Lock()
-        self._worker = worker or Pinned()
         self.final: dict[str, Any] | None = None
+        self.specs = list(live.tool_specs)
+        if live.reads_final_answer:
+            if FINAL_ANSWER_TOOL in {s["function"]["name"] for s in self.specs}:
+                raise ValueError(f"the env already has a tool named {FINAL_ANSWER_TOOL!r}")
+            self.specs.append(final_answer_spec())
 
     @classmethod
     def create(
         cls, env: Environment, task: Task, on_score: ScoreSink | None = None
     ) -> EpisodeTools:
         """A fresh episode, built on the thread that will run its calls."""
-        worker = Pinned()
-        return cls(worker.call(env.episode, task), on_score, worker)
+        return cls(LiveEpisode.open_sync(env, task), on_score)
 
-    async def call(self, name: str, arguments: Any) -> dict[str, Any]:
-        async with self._lock:
-            was_done = self.ep.done
-            result = await self._worker.run(self.ep.call, name, arguments)
-            if self.ep.done and not was_done:
-                score = await self._worker.run(self.ep.score)
-                self.final = {
-                    "env": self.ep.env.id,
-                    "task": self.ep.task.as_dict(),
-                    "stop_reason": self.ep.stop_reason,
-                    **score.as_dict(),
-                }
-                result = {**result, "score": score.as_dict()}
-                if self.on_score:
-                    self.on_score(self.final)
-            return result
+    async def call(self, name: Any, arguments: Any) -> dict[str, Any]:
+        if name == FINAL_ANSWER_TOOL and self.live.reads_final_answer:
+            step = await self.live.answer(_answer_text(arguments))
+            assert step is not None  # the env reads final answers
+        else:
+            step = await self.live.call(name, arguments)
+        return self._reported(step)
+
+    def _reported(self, step: Step) -> dict[str, Any]:
+        if step.score is None:
+            return step.result
+        ep = self.live.ep
+        self.final = {
+            "env": ep.env.id,
+            "task": ep.task.as_dict(),
+            "stop_reason": ep.stop_reason,
+            **step.score.as_dict(),
+        }
+        if self.on_score:
+            self.on_score(self.final)
+        return {**step.result, "score": step.score.as_dict()}
+
+    async def close(self) -> None:
+        await self.live.close()
+
+
+def _answer_text(arguments: Any) -> str:
+    """The text of a final_answer call; anything else is handed over as its JSON, so the env
+    refuses it in its own words."""
+    if isinstance(arguments, dict) and isinstance(arguments.get("text"), str):
+        return arguments["text"]
+    return arguments if isinstance(arguments, str) else json.dumps(arguments, default=str)
 
 
 def tool_result(result: dict[str, Any]) -> Any:
@@ -91,18 +142,29 @@ def mcp_tools(specs: list[dict[str, Any]]) -> list[Any]:
     ]
 
 
+def meta_of(context: Any) -> Any:
+    """The `_meta` of the tools/call request being handled (None outside a request)."""
+    try:
+        return context.request_context.meta
+    except (AttributeError, ValueError):
+        return None
+
+
 def build_server(tools: EpisodeTools, name: str) -> Any:
     """An MCPServer whose catalogue is the episode's tool specs, schemas as declared."""
     from mcp.server.mcpserver import MCPServer
 
+    listed = mcp_tools(tools.specs)
+
     class EpisodeServer(MCPServer):  # type: ignore[misc]
         async def list_tools(self) -> list[Any]:
-            return mcp_tools(tools.ep.tool_specs)
+            return listed
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
-            return tool_result(await tools.call(name, arguments))
+            args = raw_arguments(meta_of(context), arguments)
+            return tool_result(await tools.call(name, args))
 
-    return EpisodeServer(name, instructions=instructions_of(tools.ep), log_level="WARNING")
+    return EpisodeServer(name, instructions=instructions_of(tools.live), log_level="WARNING")
 
 
 def log_score(final: dict[str, Any]) -> None:
@@ -110,29 +172,80 @@ def log_score(final: dict[str, Any]) -> None:
 
 
 def serve_stdio(env: Environment, task: Task) -> None:
-    server = build_server(EpisodeTools.create(env, task, log_score), f"datagauntlet-{env.id}")
-    server.run("stdio")
+    tools = EpisodeTools.create(env, task, log_score)
+    try:
+        build_server(tools, f"datagauntlet-{env.id}").run("stdio")
+    finally:
+        tools.live.close_sync()
+
+
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def transport_security(extra_hosts: Sequence[str] = ()) -> Any:
+    """Host/Origin checks (DNS-rebinding protection): loopback names, plus `extra_hosts`.
+
+    A page in the user's browser can reach 127.0.0.1 under a name it controls, or send its
+    own Origin; without this it could play, or end, the user's episode.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = [*LOOPBACK_HOSTS, *extra_hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in names for h in (name, f"{name}:*")],
+        allowed_origins=[
+            o
+            for name in names
+            for scheme in ("http", "https")
+            for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+        ],
+    )
 
 
 def serve_http(
-    env: Environment, task: Task, host: str, port: int, announce: Callable[[str], None]
+    env: Environment,
+    task: Task,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
-    """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound."""
-    import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
+    """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound.
+    Only loopback Host/Origin headers are answered, plus the names in `allowed_hosts`."""
+    tools = EpisodeTools.create(env, task, log_score)
+    try:
+        _serve_http(tools, env, host, port, announce, allowed_hosts)
+    finally:
+        tools.live.close_sync()
 
-    server = build_server(EpisodeTools.create(env, task, log_score), f"datagauntlet-{env.id}")
+
+def _serve_http(
+    tools: EpisodeTools,
+    env: Environment,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    allowed_hosts: Sequence[str],
+) -> None:
+    import uvicorn
+
+    from datagauntlet.frontdoors.http_json import listen_error
+
+    server = build_server(tools, f"datagauntlet-{env.id}")
     app = server.streamable_http_app(
-        json_response=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        host=host,
+        json_response=True, transport_security=transport_security(allowed_hosts), host=host
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Without this, a reply written in two parts waits ~40 ms for a delayed ACK.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)  # clients that connect before uvicorn is up wait in the backlog
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise listen_error(host, port, exc) from None
+    sock.listen(1024)  # clients that connect before uvicorn is up wait in the backlog
     announce(f"http://{host}:{sock.getsockname()[1]}/mcp")
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     asyncio.run(uv.serve(sockets=[sock]))

@@ -7,14 +7,16 @@ import hashlib
 from typing import Any, ClassVar
 
 from datagauntlet.core.action_log import canonical_json
-from datagauntlet.core.episode import Episode, Task, ToolError
+from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
-from datagauntlet.core.sql_sandbox import SqlRefused
-from datagauntlet.core.tools import Tool, params
+from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 from datagauntlet.envs.bad_batch_gate.cases import Case
+from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
 from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, DEFECT_TYPES
 from datagauntlet.envs.bad_batch_gate.grader import grade
 from datagauntlet.envs.bad_batch_gate.world import Warehouse
+from datagauntlet.kits.sql import SandboxLimits, SqlToolset
 
 MAX_CALLS = 500  # stops a runaway policy in process; front doors also enforce max_turns
 MAX_QUERY_CHARS = 20_000
@@ -48,96 +50,68 @@ _IDS = {
 }
 
 
-def _tools(extended: bool) -> tuple[Tool, ...]:
-    load_props: dict[str, Any] = {"batch_id": _BATCH}
-    quarantine_props: dict[str, Any] = {
-        "batch_id": _BATCH,
-        "column": {"type": "string", "maxLength": 100, "description": "the column at fault"},
-        "defect_type": {
-            "type": "string",
-            "enum": list(DEFECT_TYPES),
-            "description": "the kind of defect, one of the contract's defect_types",
+_QUARANTINE_PROPS: dict[str, Any] = {
+    "batch_id": _BATCH,
+    "column": {"type": "string", "maxLength": 100, "description": "the column at fault"},
+    "defect_type": {
+        "type": "string",
+        "enum": list(DEFECT_TYPES),
+        "description": "the kind of defect, one of the contract's defect_types",
+    },
+}
+_HOLD_BACK = {
+    "type": "array",
+    "maxItems": MAX_LIST,
+    "items": {"type": "integer", "minimum": 1},
+    "description": "staging rowids to leave out of the load (default: none)",
+}
+_MORE_CITATIONS = {
+    "type": "array",
+    "maxItems": len(DEFECT_TYPES),
+    "items": {
+        "type": "object",
+        "properties": {
+            "column": {"type": "string", "maxLength": 100},
+            "defect_type": {"type": "string", "enum": list(DEFECT_TYPES)},
         },
-    }
-    if extended:
-        load_props["hold_back"] = {
-            "type": "array",
-            "maxItems": MAX_LIST,
-            "items": {"type": "integer", "minimum": 1},
-            "description": "staging rowids to leave out of the load (default: none)",
-        }
-        quarantine_props["more_citations"] = {
-            "type": "array",
-            "maxItems": len(DEFECT_TYPES),
-            "items": {
-                "type": "object",
-                "properties": {
-                    "column": {"type": "string", "maxLength": 100},
-                    "defect_type": {"type": "string", "enum": list(DEFECT_TYPES)},
-                },
-                "required": ["column", "defect_type"],
-                "additionalProperties": False,
-            },
-            "description": "further (column, defect_type) pairs when a batch has several defects",
-        }
-    return (
-        Tool("read_contract", "Read the data contract.", params({})),
-        Tool("list_batches", "List the batches waiting in staging.", params({})),
-        Tool(
-            "profile_batch",
-            "Profile one staged batch: per column n_null, n_blank, n_distinct, min, max, "
-            "numeric_min, numeric_max and the 8 most common values.",
-            params({"batch_id": _BATCH}),
-        ),
-        Tool(
-            "run_sql",
-            "Run one read-only SELECT against wh_customers, wh_orders and the stg_* tables. "
-            "Returns {columns, rows, truncated}; at most 50 rows.",
-            params(
-                {
-                    "query": {
-                        "type": "string",
-                        "maxLength": MAX_QUERY_CHARS,
-                        "description": "one SQLite SELECT statement",
-                    }
-                }
-            ),
-        ),
-        Tool(
-            "load_batch",
-            "Load a staged batch into the warehouse. Cannot be undone.",
-            params(load_props, required=["batch_id"]),
-            mutates=True,
-        ),
-        Tool(
-            "quarantine_batch",
-            "Quarantine a staged batch, citing the column and defect type. The first citation "
-            "for a batch is final.",
-            params(quarantine_props, required=["batch_id", "column", "defect_type"]),
-            mutates=True,
-        ),
-        Tool(
-            "submit_report",
-            "Submit the final report: the batch ids loaded and the batch ids quarantined, each "
-            "once. Only the first report counts; it ends the run.",
-            params(
-                {
-                    "loaded": {**_IDS, "description": "batch ids you loaded"},
-                    "quarantined": {**_IDS, "description": "batch ids you quarantined"},
-                }
-            ),
-            mutates=True,
-        ),
+        "required": ["column", "defect_type"],
+        "additionalProperties": False,
+    },
+    "description": "further (column, defect_type) pairs when a batch has several defects",
+}
+LOAD_DESCRIPTION = "Load a staged batch into the warehouse. Cannot be undone."
+QUARANTINE_DESCRIPTION = (
+    "Quarantine a staged batch, citing the column and defect type. The first citation "
+    "for a batch is final."
+)
+RUN_SQL_DESCRIPTION = (
+    "Run one read-only SELECT against wh_customers, wh_orders and the stg_* tables. "
+    "Returns {columns, rows, truncated}; at most 50 rows."
+)
+QUARANTINE_REQUIRED = ["batch_id", "column", "defect_type"]
+
+
+class BadBatchGateEpisode(Episode[BadBatchGateConfig]):
+    TOOL_ORDER: ClassVar[tuple[str, ...]] = (
+        "read_contract",
+        "list_batches",
+        "profile_batch",
+        "run_sql",
+        "load_batch",
+        "quarantine_batch",
+        "submit_report",
     )
+    max_calls = MAX_CALLS
 
-
-class BadBatchGateEpisode(Episode):
-    TOOLS: ClassVar[tuple[Tool, ...]] = _tools(extended=False)
-
-    def __init__(self, env: Any, task: Task, case: Case) -> None:
+    def __init__(self, env: Environment[BadBatchGateConfig], task: Task, case: Case) -> None:
         super().__init__(env, task)
         self.case = case
         self.world = Warehouse(case)
+        self.sql = SqlToolset(
+            self.world.conn,
+            SandboxLimits(max_query_chars=MAX_QUERY_CHARS),
+            description=RUN_SQL_DESCRIPTION,
+        )
         self.quarantined: dict[str, list[tuple[str, str]]] = {}
         self.load_counts: dict[str, int] = {}
         self.report: dict[str, list[str]] | None = None
@@ -150,11 +124,11 @@ class BadBatchGateEpisode(Episode):
     def prompt(self) -> str:
         return self.case.prompt
 
-    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
-        result = super().call(name, args)
-        if not self.done and self.calls >= MAX_CALLS:
-            self.finish("call limit")
-        return result
+    def toolsets(self) -> list[Toolset]:
+        return [self.sql]
+
+    def release(self) -> None:
+        self.world.close()
 
     # --- tools ----------------------------------------------------------------------------------
     def _batch(self, batch_id: str) -> str:
@@ -162,22 +136,21 @@ class BadBatchGateEpisode(Episode):
             raise ToolError(f"unknown batch {batch_id!r}; see list_batches")
         return batch_id
 
-    def tool_read_contract(self) -> dict[str, Any]:
+    @tool("Read the data contract.")
+    def read_contract(self) -> dict[str, Any]:
         return copy.deepcopy(self.case.contract)  # cases are shared; results are the caller's
 
-    def tool_list_batches(self) -> dict[str, Any]:
+    @tool("List the batches waiting in staging.")
+    def list_batches(self) -> dict[str, Any]:
         return {"batches": self.world.listing()}
 
-    def tool_profile_batch(self, batch_id: str) -> dict[str, Any]:
+    @tool(
+        "Profile one staged batch: per column n_null, n_blank, n_distinct, min, max, "
+        "numeric_min, numeric_max and the 8 most common values.",
+        params({"batch_id": _BATCH}),
+    )
+    def profile_batch(self, batch_id: str) -> dict[str, Any]:
         return self.world.profile(self._batch(batch_id))
-
-    def tool_run_sql(self, query: str) -> dict[str, Any]:
-        try:
-            result = self.world.query(query)
-        except SqlRefused as exc:
-            raise ToolError(str(exc)) from None
-        self.note(tables_read=list(result.tables_read))
-        return result.as_dict()
 
     def _check_load(self, batch_id: str) -> str:
         self._batch(batch_id)
@@ -185,7 +158,8 @@ class BadBatchGateEpisode(Episode):
             raise ToolError(f"batch {batch_id} is quarantined and cannot be loaded")
         return batch_id
 
-    def tool_load_batch(self, batch_id: str) -> dict[str, Any]:
+    @tool(LOAD_DESCRIPTION, params({"batch_id": _BATCH}), mutates=True)
+    def load_batch(self, batch_id: str) -> dict[str, Any]:
         return self._load(self._check_load(batch_id), frozenset())
 
     def _load(self, batch_id: str, hold_back: frozenset[int]) -> dict[str, Any]:
@@ -206,7 +180,12 @@ class BadBatchGateEpisode(Episode):
                     f"columns: {', '.join(COLUMNS[table])}"
                 )
 
-    def tool_quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
+    @tool(
+        QUARANTINE_DESCRIPTION,
+        params(_QUARANTINE_PROPS, required=QUARANTINE_REQUIRED),
+        mutates=True,
+    )
+    def quarantine_batch(self, batch_id: str, column: str, defect_type: str) -> dict[str, Any]:
         return self._quarantine(batch_id, [(column, defect_type)])
 
     def _quarantine(self, batch_id: str, citations: list[tuple[str, str]]) -> dict[str, Any]:
@@ -218,7 +197,18 @@ class BadBatchGateEpisode(Episode):
             out["warning"] = "already loaded: quarantine does not take loaded rows back out"
         return out
 
-    def tool_submit_report(self, loaded: list[str], quarantined: list[str]) -> dict[str, Any]:
+    @tool(
+        "Submit the final report: the batch ids loaded and the batch ids quarantined, each "
+        "once. Only the first report counts; it ends the run.",
+        params(
+            {
+                "loaded": {**_IDS, "description": "batch ids you loaded"},
+                "quarantined": {**_IDS, "description": "batch ids you quarantined"},
+            }
+        ),
+        mutates=True,
+    )
+    def submit_report(self, loaded: list[str], quarantined: list[str]) -> dict[str, Any]:
         if self.report is not None:
             raise ToolError("a report was already submitted")
         self.report = {"loaded": sorted(loaded), "quarantined": sorted(quarantined)}
@@ -248,13 +238,16 @@ class BadBatchGateEpisode(Episode):
 class ExtendedEpisode(BadBatchGateEpisode):
     """Partial loads and several citations per quarantine (families="extended")."""
 
-    TOOLS: ClassVar[tuple[Tool, ...]] = _tools(extended=True)
-
     @property
     def system_prompt(self) -> str:
         return SYSTEM_PROMPT + EXTENDED_PROMPT
 
-    def tool_load_batch(  # type: ignore[override]
+    @tool(
+        LOAD_DESCRIPTION,
+        params({"batch_id": _BATCH, "hold_back": _HOLD_BACK}, required=["batch_id"]),
+        mutates=True,
+    )
+    def load_batch(  # type: ignore[override]
         self, batch_id: str, hold_back: list[int] | None = None
     ) -> dict[str, Any]:
         self._check_load(batch_id)
@@ -265,7 +258,15 @@ class ExtendedEpisode(BadBatchGateEpisode):
             raise ToolError(f"hold_back rowids {outside} are not in batch {batch_id} (1..{n})")
         return self._load(batch_id, held)
 
-    def tool_quarantine_batch(  # type: ignore[override]
+    @tool(
+        QUARANTINE_DESCRIPTION,
+        params(
+            {**_QUARANTINE_PROPS, "more_citations": _MORE_CITATIONS},
+            required=QUARANTINE_REQUIRED,
+        ),
+        mutates=True,
+    )
+    def quarantine_batch(  # type: ignore[override]
         self,
         batch_id: str,
         column: str,

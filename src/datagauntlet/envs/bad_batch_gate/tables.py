@@ -49,7 +49,7 @@ def play(env: BadBatchGateEnv, policies: Sequence[str], tasks: Sequence[Task]) -
                     sum(b.truth.defective for b in ep.case.batches),
                 )
             )
-            ep.world.close()
+            ep.close()
     return out
 
 

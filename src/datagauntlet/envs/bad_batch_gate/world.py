@@ -15,7 +15,6 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from datagauntlet.core.sql_sandbox import QueryResult, SqlSandbox
 from datagauntlet.envs.bad_batch_gate.cases import Batch, Case
 from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, CUSTOMER_COLUMNS, ORDER_COLUMNS
 
@@ -74,7 +73,6 @@ class Warehouse:
                 [tuple(r.get(c, "") for c in cols) for r in b.rows],
             )
         conn.execute("COMMIT")
-        self.sandbox = SqlSandbox(conn)
 
     def _insert(self, table: str, cols: tuple[str, ...], rows: Any, convert: bool) -> None:
         values = []
@@ -118,9 +116,6 @@ class Warehouse:
                 "top_values": [[v, n] for v, n in top],
             }
         return {"batch_id": b.batch_id, "table": b.table, "rows": len(b.rows), "columns": columns}
-
-    def query(self, sql: str) -> QueryResult:
-        return self.sandbox.query(sql)
 
     # --- the loader -----------------------------------------------------------------------------
     def load(self, batch_id: str, hold_back: frozenset[int] = frozenset()) -> LoadResult:

@@ -4,15 +4,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-from typing import Any
+from typing import Any, ClassVar
 
 from datagauntlet.core.action_log import canonical_json
-from datagauntlet.core.episode import Episode, Task, ToolError
+from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
-from datagauntlet.core.tools import Tool, params
+from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
+from datagauntlet.envs.dataclean.final_answer import PROGRAM_REPLY
 from datagauntlet.envs.dataclean.generator import World, generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.program import (
@@ -68,54 +70,39 @@ _OPERATIONS_PARAM = {
 }
 
 
-def tools(previews: int) -> tuple[Tool, ...]:
-    read = Tool(
-        "read_table",
-        "Read rows of the corrupted table as JSON objects (at most "
-        f"{READ_LIMIT} per call). Rows are in file order; duplicates included.",
-        params(
-            {
-                "offset": {
-                    "type": "integer",
-                    "minimum": 0,
-                    "description": "index of the first row to return (default 0)",
-                },
-                "limit": {
-                    "type": "integer",
-                    "minimum": 1,
-                    "maximum": READ_LIMIT,
-                    "description": f"rows to return, 1..{READ_LIMIT} (default 100)",
-                },
-            },
-            required=[],
-        ),
-    )
-    submit = Tool(
-        "submit_program",
-        "Submit the cleaning program. Accepted once; ends the task. An invalid program scores 0.",
-        params({"operations": _OPERATIONS_PARAM}),
-        mutates=True,
-    )
-    out = [read, submit]
-    if previews > 0:
-        out.append(
-            Tool(
-                "preview_program",
-                f"Run a program on the table without submitting it ({previews} previews per task): "
-                "returns the validation error, or the cells each operation changed and the "
-                "first rows of the result. Not scored.",
-                params({"operations": _OPERATIONS_PARAM}),
-            )
-        )
-    return tuple(out)
+_READ_PARAMS = params(
+    {
+        "offset": {
+            "type": "integer",
+            "minimum": 0,
+            "description": "index of the first row to return (default 0)",
+        },
+        "limit": {
+            "type": "integer",
+            "minimum": 1,
+            "maximum": READ_LIMIT,
+            "description": f"rows to return, 1..{READ_LIMIT} (default 100)",
+        },
+    },
+    required=[],
+)
 
 
-class DatacleanEpisode(Episode):
-    def __init__(self, env: Any, task: Task) -> None:
-        config: DatacleanConfig = env.config
-        self.TOOLS = tools(config.previews)  # instance-level: preview exists only if enabled
+def _preview_description(ep: DatacleanEpisode) -> str:
+    return (
+        f"Run a program on the table without submitting it ({ep.config.previews} previews per "
+        "task): returns the validation error, or the cells each operation changed and the "
+        "first rows of the result. Not scored."
+    )
+
+
+class DatacleanEpisode(Episode[DatacleanConfig]):
+    TOOL_ORDER: ClassVar[tuple[str, ...]] = ("read_table", "submit_program", "preview_program")
+    FINAL_ANSWER = PROGRAM_REPLY
+
+    def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
-        self.config = config
+        config = self.config
         self.world: World = generate(task.seed, config)
         family = self.world.family
         self.schema = Schema(
@@ -160,7 +147,12 @@ class DatacleanEpisode(Episode):
             self.finish("turn limit")
         return result
 
-    def tool_read_table(self, offset: int = 0, limit: int = 100) -> dict[str, Any]:
+    @tool(
+        "Read rows of the corrupted table as JSON objects (at most "
+        f"{READ_LIMIT} per call). Rows are in file order; duplicates included.",
+        _READ_PARAMS,
+    )
+    def read_table(self, offset: int = 0, limit: int = 100) -> dict[str, Any]:
         dirty = self.world.dirty
         if offset > len(dirty):
             raise ToolError(f"offset {offset} is past the end of the table ({len(dirty)} rows)")
@@ -177,7 +169,12 @@ class DatacleanEpisode(Episode):
         program = validate_program(operations, self.schema)
         return run_program(self.world.dirty, program)
 
-    def tool_preview_program(self, operations: list[Any]) -> dict[str, Any]:
+    @tool(
+        _preview_description,
+        params({"operations": _OPERATIONS_PARAM}),
+        when=lambda ep: ep.config.previews > 0,
+    )
+    def preview_program(self, operations: list[Any]) -> dict[str, Any]:
         if self.previews_used >= self.config.previews:
             raise ToolError(f"no previews left (all {self.config.previews} used)")
         self.previews_used += 1
@@ -194,7 +191,12 @@ class DatacleanEpisode(Episode):
             "previews_left": left,
         }
 
-    def tool_submit_program(self, operations: list[Any]) -> dict[str, Any]:
+    @tool(
+        "Submit the cleaning program. Accepted once; ends the task. An invalid program scores 0.",
+        params({"operations": _OPERATIONS_PARAM}),
+        mutates=True,
+    )
+    def submit_program(self, operations: list[Any]) -> dict[str, Any]:
         self.submitted = operations
         self.finish("submitted")
         try:

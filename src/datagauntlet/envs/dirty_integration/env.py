@@ -6,10 +6,10 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
+from datagauntlet.core.http_api import HttpHandler
 from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
 from datagauntlet.envs.dirty_integration.episode import DirtyIntegrationEpisode
 from datagauntlet.envs.dirty_integration.grader import METRICS, WEIGHTS
-from datagauntlet.envs.dirty_integration.http_api import EpisodeServer
 from datagauntlet.envs.dirty_integration.policies import POLICIES
 from datagauntlet.envs.dirty_integration.probes import PROBES
 
@@ -37,6 +37,8 @@ class DirtyIntegrationEnv(Environment):
     def calibration_grid(self) -> list[dict[str, Any]]:
         return [{"profile": p} for p in ("clean", "realistic", "hostile")]
 
-    def http_server(self, task: Task, port: int = 0) -> EpisodeServer:
-        """The partner API of one task over real HTTP on 127.0.0.1 (not yet started)."""
-        return EpisodeServer(self.episode(task), port, self.config.http_timeout_seconds)
+    def http_api(self) -> HttpHandler:
+        """The partner API over real HTTP (GET /records, POST /submit, GET /score)."""
+        from datagauntlet.envs.dirty_integration.http_api import handle
+
+        return handle

@@ -6,9 +6,10 @@ import hashlib
 from typing import Any
 
 from datagauntlet.core.action_log import canonical_json
-from datagauntlet.core.episode import Episode, Task, ToolError
+from datagauntlet.core.env import Environment
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
-from datagauntlet.core.tools import Tool, params
+from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.envs.dirty_integration.api import CURSOR_MAX_CHARS, Api, BadCursor
 from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
 from datagauntlet.envs.dirty_integration.grader import grade
@@ -26,55 +27,38 @@ accepted once and ends the task.
 The API is a third party's and is not guaranteed to behave. It has a request quota that is not
 published. Submit every record exactly once, with amount as an integer."""
 
-TOOLS = (
-    Tool(
-        "fetch_page",
-        "Fetch one page of records. cursor: null for the first page, else a next_cursor "
-        "returned by an earlier page.",
-        params(
-            {
-                "cursor": {
-                    "type": ["string", "null"],
-                    "maxLength": CURSOR_MAX_CHARS,
-                    "description": "null for the first page, else a next_cursor from the API",
-                }
-            }
-        ),
-    ),
-    Tool(
-        "submit_records",
-        'Submit the final list of records, each {"id": str, "amount": int}. Accepted once; '
-        "ends the task.",
-        params(
-            {
-                "records": {
-                    "type": "array",
-                    "maxItems": MAX_SUBMITTED_ROWS,
-                    "description": "every record collected, each exactly once",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "id": {"type": "string", "maxLength": 200},
-                            "amount": {"type": ["integer", "number", "string", "boolean", "null"]},
-                        },
-                        "required": ["id", "amount"],
-                    },
-                }
-            }
-        ),
-        mutates=True,
-    ),
+_CURSOR = params(
+    {
+        "cursor": {
+            "type": ["string", "null"],
+            "maxLength": CURSOR_MAX_CHARS,
+            "description": "null for the first page, else a next_cursor from the API",
+        }
+    }
+)
+_RECORDS = params(
+    {
+        "records": {
+            "type": "array",
+            "maxItems": MAX_SUBMITTED_ROWS,
+            "description": "every record collected, each exactly once",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "id": {"type": "string", "maxLength": 200},
+                    "amount": {"type": ["integer", "number", "string", "boolean", "null"]},
+                },
+                "required": ["id", "amount"],
+            },
+        }
+    }
 )
 
 
-class DirtyIntegrationEpisode(Episode):
-    TOOLS = TOOLS
-
-    def __init__(self, env: Any, task: Task) -> None:
+class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
+    def __init__(self, env: Environment[DirtyIntegrationConfig], task: Task) -> None:
         super().__init__(env, task)
-        config: DirtyIntegrationConfig = env.config
-        self.config = config
-        self.world = World(task.seed, config)
+        self.world = World(task.seed, self.config)
         self.api = Api(self.world)
         self.submission: list[dict[str, Any]] | None = None
         self.max_calls = 4 * (self.world.quota or self.world.pages_needed) + 100
@@ -90,14 +74,25 @@ class DirtyIntegrationEpisode(Episode):
             "Start with fetch_page(cursor=null)."
         )
 
-    def tool_fetch_page(self, cursor: str | None) -> dict[str, Any]:
+    @tool(
+        "Fetch one page of records. cursor: null for the first page, else a next_cursor "
+        "returned by an earlier page.",
+        _CURSOR,
+    )
+    def fetch_page(self, cursor: str | None) -> dict[str, Any]:
         try:
             _status, body = self.api.fetch(cursor)
         except BadCursor as exc:
             raise ToolError(str(exc)) from None
         return body
 
-    def tool_submit_records(self, records: list[dict[str, Any]]) -> dict[str, Any]:
+    @tool(
+        'Submit the final list of records, each {"id": str, "amount": int}. Accepted once; '
+        "ends the task.",
+        _RECORDS,
+        mutates=True,
+    )
+    def submit_records(self, records: list[dict[str, Any]]) -> dict[str, Any]:
         self.submission = [{"id": r["id"], "amount": r["amount"]} for r in records]
         self.finish("submitted")
         return {"status": "accepted", "records_received": len(records)}

@@ -1,4 +1,4 @@
-"""The partner API over real HTTP, on 127.0.0.1, for one episode.
+"""The partner API as a native HTTP API (the env's `http_api` hook; `datagauntlet serve`).
 
     GET  /records[?cursor=C]   a page; 429 with no Retry-After once the quota is spent;
                                 a timeout is a real stall, then 504
@@ -6,109 +6,48 @@
     GET  /score                the episode's score (reward 0 until a submission)
 
 Every request goes through `Episode.call`, so the HTTP API and the in-process tools share one
-world, one action log and one grader. The stall happens outside the lock: a slow request never
-blocks the others.
+world, one action log and one grader. Only the request handling lives here; the `serve` door
+owns the server and runs this on the episode's own thread.
 """
 
 from __future__ import annotations
 
-import json
-import threading
-import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlparse
 
-from datagauntlet.envs.dirty_integration.episode import DirtyIntegrationEpisode
+from datagauntlet.core.episode import Episode, loads_strict
+from datagauntlet.core.http_api import HttpRequest, HttpResponse
 
-MAX_BODY_BYTES = 32 * 1024 * 1024
-
-
-class EpisodeServer(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, episode: DirtyIntegrationEpisode, port: int = 0, stall: float = 2.0) -> None:
-        self.episode = episode
-        self.stall = stall
-        self.lock = threading.Lock()
-        super().__init__(("127.0.0.1", port), _Handler)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server_address[:2]
-        return f"http://{host}:{port}"
-
-    def start(self) -> threading.Thread:
-        thread = threading.Thread(target=self.serve_forever, daemon=True)
-        thread.start()
-        return thread
-
-    def call(self, name: str, args: dict[str, Any]) -> tuple[int, dict[str, Any]]:
-        """(HTTP status, body) of one tool call; 409 once the episode is over."""
-        with self.lock:
-            was_over = self.episode.done
-            result = self.episode.call(name, args)
-        return (409 if was_over else _status_of(result)), result
+ROUTES = "GET /records, POST /submit, GET /score"
 
 
-class _Handler(BaseHTTPRequestHandler):
-    server: EpisodeServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet by default
-        pass
-
-    def _send(self, status: int, body: dict[str, Any]) -> None:
-        data = json.dumps(body).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def do_GET(self) -> None:
-        url = urlparse(self.path)
-        if url.path == "/records":
-            query = parse_qs(url.query, keep_blank_values=True)
-            cursors = query.get("cursor", [])
-            if len(cursors) > 1:
-                self._send(400, {"error": "give cursor at most once"})
-                return
-            status, result = self.server.call(
-                "fetch_page", {"cursor": cursors[0] if cursors else None}
-            )
-            if status == 504:
-                time.sleep(self.server.stall)  # a real stall: the client waits, then gets nothing
-            self._send(status, result)
-        elif url.path == "/score":
-            with self.server.lock:
-                self._send(200, self.server.episode.score().as_dict())
-        else:
-            self._send(
-                404, {"error": f"no such endpoint {url.path!r}; see GET /records, POST /submit"}
-            )
-
-    def do_POST(self) -> None:
-        if urlparse(self.path).path != "/submit":
-            self._send(404, {"error": "no such endpoint; POST /submit"})
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length > MAX_BODY_BYTES:
-            self._send(413, {"error": f"body larger than {MAX_BODY_BYTES} bytes"})
-            self.close_connection = True
-            return
-        raw = self.rfile.read(length)
+def handle(ep: Episode[Any], request: HttpRequest) -> HttpResponse:
+    if request.method == "GET" and request.path == "/records":
+        cursors = request.query.get("cursor", [])
+        if len(cursors) > 1:
+            return HttpResponse(400, {"error": "give cursor at most once"})
+        response = _call(ep, "fetch_page", {"cursor": cursors[0] if cursors else None})
+        if response.status == 504:  # a real stall: the client waits, then gets nothing
+            return HttpResponse(504, response.body, ep.env.config.http_timeout_seconds)
+        return response
+    if request.method == "GET" and request.path == "/score":
+        return HttpResponse(200, ep.score().as_dict())
+    if request.method == "POST" and request.path == "/submit":
         try:
-            body = json.loads(raw or b"null")
-        except ValueError as exc:
-            self._send(400, {"error": f"body is not valid JSON: {exc}"})
-            return
+            body = loads_strict(request.body.decode("utf-8") or "null")
+        except ValueError as exc:  # UnicodeDecodeError included
+            return HttpResponse(400, {"error": f"body is not valid JSON: {exc}"})
         args = body if isinstance(body, dict) else {"records": body}
-        self._send(*self.server.call("submit_records", args))
+        return _call(ep, "submit_records", args)
+    return HttpResponse(404, {"error": f"no such endpoint {request.path!r}; see {ROUTES}"})
 
 
-def _status_of(result: dict[str, Any]) -> int:
+def _call(ep: Episode[Any], name: str, args: dict[str, Any]) -> HttpResponse:
+    """One tool call as an HTTP answer; 409 once the episode is over."""
+    was_over = ep.done
+    result = ep.call(name, args)
+    if was_over:
+        return HttpResponse(409, result)
     if "error" not in result:
-        return 200
+        return HttpResponse(200, result)
     status = result.get("status")
-    return status if isinstance(status, int) else 400
+    return HttpResponse(status if isinstance(status, int) else 400, result)

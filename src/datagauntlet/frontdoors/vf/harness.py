@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import json
 import time
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator, Mapping
 from contextlib import AsyncExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -38,7 +38,8 @@ class LoopHarnessConfig(HarnessConfig):
     """Call worlds served by this process's tool server directly, not over HTTP."""
 
 
-ToolCall = Callable[[str, dict[str, Any]], Awaitable[Any]]
+# (the name the model wrote, its arguments as the model wrote them) -> the result's content
+ToolCall = Callable[[Any, Any], Awaitable[Any]]
 
 
 @dataclass
@@ -47,9 +48,6 @@ class _Tools:
 
     schemas: list[dict[str, Any]]
     call: ToolCall
-
-    def __post_init__(self) -> None:
-        self.names = sorted(s["function"]["name"] for s in self.schemas)
 
 
 class LoopHarness(Harness[LoopHarnessConfig]):
@@ -153,40 +151,68 @@ def _in_process_tools(registry: WorldRegistry, keys: dict[str, str], timeout: fl
                 "name": full, "description": tool.description or "",
                 "parameters": tool.input_schema}})  # fmt: skip
             dispatch[full] = (key, tool.name)
+    only = _only_server(keys)
 
-    async def call_tool(full: str, args: dict[str, Any]) -> Any:
-        key, raw = dispatch[full]
-        result = await asyncio.wait_for(call_world(registry, key, raw, args), timeout)
+    async def call_tool(full: Any, arguments: Any) -> Any:
+        if isinstance(full, str) and full in dispatch:
+            key, raw = dispatch[full]
+        elif only is not None:
+            key, raw = keys[only], full
+        else:
+            return json.dumps(_unknown(full, dispatch))
+        result = await asyncio.wait_for(call_world(registry, key, raw, arguments), timeout)
         return json.dumps(result)  # the text of the MCP result's one content block
 
     return _Tools(tools, call_tool)
 
 
+def _only_server(servers: Mapping[str, Any]) -> str | None:
+    """The one unprefixed server a name nobody listed goes to, so that the episode itself
+    answers and logs it; with several servers nobody can tell which one was meant."""
+    return "" if list(servers) == [""] else None
+
+
+def _unknown(name: Any, dispatch: Mapping[str, Any]) -> dict[str, Any]:
+    return {"error": f"unknown tool {name!r}; available: {sorted(dispatch)}"}
+
+
 async def _mcp_tools(mcp_urls: dict[str, str], timeout: float, stack: AsyncExitStack) -> _Tools:
-    from verifiers.v1.harnesses.utils.mcp import call_mcp, connect_mcp
+    from verifiers.v1.harnesses.utils.mcp import connect_mcp, mcp_content_to_chat_content
+
+    from datagauntlet.core.episode import loads_strict
+    from datagauntlet.frontdoors.mcp_server import RAW_ARGUMENTS_META
 
     servers = {n: {"url": u, "timeout": timeout} for n, u in mcp_urls.items()}
     tools, dispatch, conns = await connect_mcp({"mcpServers": servers}, stack)
+    only = _only_server(conns)
 
-    async def call_tool(name: str, args: dict[str, Any]) -> Any:
-        return await call_mcp(conns, dispatch, name, args)
+    async def call_tool(full: Any, arguments: Any) -> Any:
+        if isinstance(full, str) and full in dispatch:
+            server, raw = dispatch[full]
+        elif only is not None:
+            server, raw = only, full
+        else:
+            return json.dumps(_unknown(full, dispatch))
+        # MCP carries an object; the text the model wrote rides along in `_meta`, and that is
+        # what datagauntlet's tool servers hand to the episode (other servers get the object)
+        meta = {RAW_ARGUMENTS_META: arguments} if isinstance(arguments, str) else None
+        try:
+            value = loads_strict(arguments) if isinstance(arguments, str) else arguments
+        except ValueError:
+            value = None
+        wire = value if isinstance(value, dict) else {}
+        name = raw if isinstance(raw, str) else json.dumps(raw)
+        result = await conns[server].run(lambda client: client.call_tool(name, wire, meta=meta))
+        return mcp_content_to_chat_content(result.content)
 
     return _Tools(tools, call_tool)
 
 
 async def _run_call(call: dict[str, Any], tools: _Tools) -> Any:
-    """A tool call's result content; malformed calls are answered as errors, not raised."""
-    fn = call.get("function") or {}
-    name = fn.get("name")
-    try:
-        args = json.loads(fn.get("arguments") or "{}")
-    except ValueError as exc:
-        return json.dumps({"error": f"arguments are not valid JSON: {exc}"})
-    if name not in tools.names:
-        return json.dumps({"error": f"unknown tool {name!r}; available: {tools.names}"})
-    if not isinstance(args, dict):
-        return json.dumps({"error": "arguments must be a JSON object"})
-    return await tools.call(name, args)
+    """A tool call's result content. The name and the arguments go as the model wrote them:
+    the episode answers malformed ones (and logs them) exactly as at every other door."""
+    fn = call.get("function") if isinstance(call.get("function"), dict) else {}
+    return await tools.call(fn.get("name"), fn.get("arguments"))
 
 
 class _Clock:

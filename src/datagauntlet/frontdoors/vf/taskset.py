@@ -29,8 +29,9 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task as DgTask
 from datagauntlet.core.registry import env_class
 from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.chat import text_of
+from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import max_turns_of
-from datagauntlet.frontdoors.pinned import Pinned
 from datagauntlet.frontdoors.vf.tool_server import tool_server
 from datagauntlet.frontdoors.vf.worlds import WORLDS
 
@@ -93,9 +94,8 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def setup(self, trace: Trace, runtime: Any) -> None:
         d = self.data
         env = self.environment()
-        worker = Pinned()
-        ep = await worker.run(env.episode, DgTask(str(d.id), d.seed, d.split, d.index))
-        key = WORLDS.put(ep, worker)
+        live = await LiveEpisode.open(env, DgTask(str(d.id), d.seed, d.split, d.index))
+        key = WORLDS.put(live)
         trace.state.world_key = key
         _new_world.set(key)
 
@@ -111,7 +111,7 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def episode_done(self, trace: Trace) -> bool:
         """End the rollout once the env says the episode is over (submitted, or a limit)."""
         world = WORLDS.get(trace.state.world_key) if trace.state.world_key else None
-        return bool(world and world.ep.done)
+        return bool(world and world.live.done)
 
     @vf.stop
     async def turn_limit(self, trace: Trace) -> bool:
@@ -122,11 +122,15 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def finalize(self, trace: Trace, runtime: Any) -> None:
         world = WORLDS.pop(trace.state.world_key) if trace.state.world_key else None
         if world is not None:
+            live = world.live
             try:
                 # on the episode's thread, after any straggling call (a harness killed mid-call)
-                score = await world.worker.run(world.ep.score)
+                answer = final_answer_of(trace)
+                if answer is not None and not live.done:
+                    await live.answer(answer)
+                score = await live.score()
             finally:
-                world.close()
+                await live.close()
             trace.state.score = score.as_dict()
 
     def final_score(self, trace: Trace) -> dict[str, Any]:
@@ -138,6 +142,15 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def env_metrics(self, trace: Trace) -> dict[str, float]:
         metrics = self.final_score(trace)["metrics"]
         return {k: f for k, v in metrics.items() if (f := _as_float(v)) is not None}
+
+
+def final_answer_of(trace: Trace) -> str | None:
+    """The text of the model's last reply when it called no tool (the env reads it as its
+    final answer if it declares one), as `datagauntlet eval` reads it."""
+    replies = trace.assistant_messages
+    if not replies or replies[-1].tool_calls:
+        return None
+    return text_of(replies[-1].content)
 
 
 def _reward(name: str, weight: float) -> Any:

@@ -15,31 +15,34 @@ import socket
 import threading
 from typing import Any
 
-from datagauntlet.frontdoors.mcp_server import mcp_tools, tool_result
-from datagauntlet.frontdoors.vf.worlds import WORLDS, World, WorldRegistry
+from datagauntlet.frontdoors.mcp_server import mcp_tools, meta_of, raw_arguments, tool_result
+from datagauntlet.frontdoors.vf.worlds import WORLDS, WorldEntry, WorldRegistry
 
 _world_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("dg_world", default=None)
 
 PREFIX = "/w/"
 
 
+NO_WORLD = {"error": "no such episode (finished, or never started)"}
+
+
 async def call_world(
-    registry: WorldRegistry, key: str | None, name: str, arguments: Any
+    registry: WorldRegistry, key: str | None, name: Any, arguments: Any
 ) -> dict[str, Any]:
-    """A tool call on the world under `key`, on the episode's own thread."""
+    """A tool call on the world under `key`, arguments as the model wrote them."""
     world = registry.get(key) if key else None
     if world is None:
-        return {"error": "no such episode (finished, or never started)"}
-    return await world.worker.run(world.ep.call, name, arguments)
+        return dict(NO_WORLD)
+    return (await world.live.call(name, arguments)).result
 
 
-def world_tools(world: World | None) -> list[Any]:
+def world_tools(world: WorldEntry | None) -> list[Any]:
     """The world's MCP tool list, built once: the SDK lists the tools again for every
     tools/call, to check the call's Mcp-Param headers against the tool's schema."""
     if world is None:
         return []
     if world.mcp_tools is None:
-        world.mcp_tools = mcp_tools(world.ep.tool_specs)
+        world.mcp_tools = mcp_tools(world.live.tool_specs)
     return world.mcp_tools
 
 
@@ -54,7 +57,8 @@ def build_app(registry: WorldRegistry) -> Any:
 
         async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
             key = _world_key.get()
-            return tool_result(await call_world(registry, key, name, arguments))
+            args = raw_arguments(meta_of(context), arguments)
+            return tool_result(await call_world(registry, key, name, args))
 
     server = WorldsServer("datagauntlet", log_level="WARNING")
     inner = server.streamable_http_app(

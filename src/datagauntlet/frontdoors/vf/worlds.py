@@ -14,23 +14,25 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any
 
-from datagauntlet.core.episode import Episode
-from datagauntlet.frontdoors.pinned import Pinned
+from datagauntlet.frontdoors.live import LiveEpisode
 
 MAX_WORLDS = 4096
 MAX_AGE_SECONDS = 6 * 3600.0
 
 
 @dataclass
-class World:
-    ep: Episode
-    worker: Pinned  # the episode's own thread: every call and the score run there
+class WorldEntry:
+    """A registered rollout's live episode (its thread runs every call and the score)."""
+
+    live: LiveEpisode
     created: float
     # the MCP tool list, built on first use (tool_server.world_tools)
     mcp_tools: list[Any] | None = field(default=None, repr=False)
 
     def close(self) -> None:
-        self.worker.close()
+        """Free the world without waiting: the caller may be an event loop, and the world's
+        thread may still be busy with a straggling call."""
+        self.live.close_nowait()
 
 
 class WorldRegistry:
@@ -42,7 +44,7 @@ class WorldRegistry:
         self.max_worlds = max_worlds
         self.max_age = max_age
         self._clock = clock or time.monotonic
-        self._worlds: OrderedDict[str, World] = OrderedDict()
+        self._worlds: OrderedDict[str, WorldEntry] = OrderedDict()
         self._lock = threading.Lock()
         self.evicted = 0
 
@@ -50,7 +52,7 @@ class WorldRegistry:
         with self._lock:
             return len(self._worlds)
 
-    def put(self, ep: Episode, worker: Pinned) -> str:
+    def put(self, live: LiveEpisode) -> str:
         """Register a world; return its key (256 random bits, URL-safe)."""
         key = secrets.token_urlsafe(32)
         now = self._clock()
@@ -62,10 +64,10 @@ class WorldRegistry:
                 del self._worlds[oldest_key]
                 oldest.close()
                 self.evicted += 1
-            self._worlds[key] = World(ep, worker, now)
+            self._worlds[key] = WorldEntry(live, now)
         return key
 
-    def get(self, key: str) -> World | None:
+    def get(self, key: str) -> WorldEntry | None:
         with self._lock:
             world = self._worlds.get(key)
             if world is not None and self._clock() - world.created >= self.max_age:
@@ -75,7 +77,7 @@ class WorldRegistry:
                 return None
             return world
 
-    def pop(self, key: str) -> World | None:
+    def pop(self, key: str) -> WorldEntry | None:
         """Take a world out (to score it); the caller closes it."""
         with self._lock:
             return self._worlds.pop(key, None)

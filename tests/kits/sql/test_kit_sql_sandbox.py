@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from datagauntlet.core.sql_sandbox import CUT_MARK, SandboxLimits, SqlRefused, SqlSandbox
+from datagauntlet.kits.sql.sandbox import CUT_MARK, SandboxLimits, SqlRefused, SqlSandbox
 
 ROWS = 120
 

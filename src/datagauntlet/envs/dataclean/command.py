@@ -1,7 +1,9 @@
 """`datagauntlet dataclean apply PROGRAM.json INPUT.csv -o OUTPUT.csv`: the engine as a tool.
 
-The program is validated exactly as in the environment (deny by default, protected columns,
-bounded sizes); the report says how many cells each operation changed.
+The env's own CLI subcommand (its registration's command hook): the CLI lists it without
+importing anything here until it runs. The program is validated exactly as in the environment
+(deny by default, protected columns, bounded sizes); the report says how many cells each
+operation changed.
 """
 
 from __future__ import annotations
@@ -49,9 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.dataclean_command != "apply":
-        args.dataclean_parser.print_help(sys.stderr)
-        return 2
-    from datagauntlet.envs.dataclean.csvio import read_csv, write_csv
+        raise ValueError("give a subcommand: apply (see `datagauntlet dataclean --help`)")
+    from datagauntlet.envs.dataclean.csvio import check_output, read_csv, write_csv
     from datagauntlet.envs.dataclean.engine import run_program
     from datagauntlet.envs.dataclean.families import PRIMARY_KEY, PROTECTED_COLUMNS
     from datagauntlet.envs.dataclean.program import (
@@ -61,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         validate_program,
     )
 
+    check_output(args.output, args.input)
     text = _read_program(args.program, MAX_PROGRAM_BYTES)
     raw = parse_program_text(text)
     table = read_csv(args.input)

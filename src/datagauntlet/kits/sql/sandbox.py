@@ -1,4 +1,4 @@
-"""A read-only SQL sandbox over an env's own SQLite connection, for agent-written queries.
+"""A read-only SQL sandbox over a SQLite connection, for agent-written queries.
 
 What an agent's query can do is bounded on every axis an untrusted query can abuse:
 - an authorizer allows reads only (SELECT, READ, FUNCTION, RECURSIVE); every write, PRAGMA,
