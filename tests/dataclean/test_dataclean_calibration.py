@@ -82,4 +82,5 @@ def test_calibrate_cli_prints_the_dataclean_table(capsys: pytest.CaptureFixture[
     assert main(["calibrate", "--env", "dataclean", "--seeds", "3", "--markdown"]) == 0
     out = capsys.readouterr().out
     assert "### dataclean" in out and "family=orders" in out
-    assert "| oracle | noop | generic | overeager |" in out
+    assert "| policy | family=crm | family=orders | family=inventory |" in out
+    assert "| oracle | 1.00 | 1.00 | 1.00 |" in out
