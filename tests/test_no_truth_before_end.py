@@ -101,7 +101,7 @@ def test_mcp_responses_before_the_end(env_id: str) -> None:
             stop = len(_calls_before_the_end(env, policy, task))
             server = build_server(EpisodeTools.create(env, task), "t")
 
-            async def go(stop: int = stop, policy: str = policy) -> list[str]:
+            async def go(stop: int = stop, policy: str = policy, server: Any = server) -> list[str]:
                 async with Client(server) as client:
                     listed = await client.list_tools()
                     specs = [
