@@ -157,7 +157,7 @@ def test_seed_recovery_wins_on_public_and_gains_nothing_on_private(
     env_id: str, secret: None
 ) -> None:
     env = dg.make(env_id)
-    key, _world_of, _exploit, fallback = ATTACKS[env_id]
+    key = ATTACKS[env_id][0]
     index = _index(env, key)
     public = env.tasks("eval", VICTIMS)
     assert [_attack(env, index, t) for t in public] == [1.0] * VICTIMS
