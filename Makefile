@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench mutants clean
+.PHONY: run test lint format bench gates mutants clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -30,6 +30,11 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# Every gate of every env over its whole eval and test splits (the tests run a sample).
+gates: $(STAMP)
+	$(BIN)/datagauntlet gates --split eval --workers 2
+	$(BIN)/datagauntlet gates --split test --workers 2
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).
 mutants: $(STAMP)

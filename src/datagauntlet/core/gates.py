@@ -314,10 +314,11 @@ def _leak_scan(g: GateRun) -> GateResult:
 
 
 def version_stamp(score: Any) -> Any:
-    """The version stamp a score carries, if any (core adds one to every score)."""
-    stamp = getattr(score, "version", None) or getattr(score, "versions", None)
+    """The version stamp a score carries (`Score.stamp`: package, env and generator versions
+    and the task's content hash), or None."""
+    stamp = getattr(score, "stamp", None)
     if stamp is None:
-        stamp = score.as_dict().get("version") or score.as_dict().get("versions")
+        stamp = score.as_dict().get("stamp")
     return stamp
 
 

@@ -33,7 +33,7 @@ def coerce_amount(value: Any) -> Any:
 
 def _naive_ceiling(config: EnvConfig) -> float:
     profile = getattr(config, "profile", "realistic")
-    return {"clean": 1.0, "realistic": 0.6, "hostile": 0.45}[profile]
+    return {"clean": 1.0, "realistic": 0.7, "hostile": 0.5}[profile]
 
 
 @ceiling(_naive_ceiling, gap=False)  # a baseline, not a cheat
