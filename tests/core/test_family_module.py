@@ -71,3 +71,65 @@ def test_missing_module_is_a_clear_error() -> None:
         dg.make("dataclean", family_module="dg_user_nowhere_to_be_found")
     with pytest.raises(ValueError, match="of your own"):
         dg.make("dataclean", family_module="datagauntlet.core.seeding")
+
+
+def test_dataclean_module_layouts_join_only_the_module_split(user_modules: Path) -> None:
+    name = _write(
+        user_modules,
+        "dg_user_dc_layout",
+        """
+        from dataclasses import replace
+        from datagauntlet.envs.dataclean import families as fam
+
+        FAMILIES = [replace(fam.CRM, id="members", title="club member export")]
+        SPLITS = {"holdout": list(range(1, 41))}
+    """,
+    )
+    env = dg.make("dataclean", family_module=name)
+    seen = set()
+    for task in env.tasks("holdout"):
+        ep = env.episode(task)
+        seen.add(ep.world.family.id)
+        env.policies()["oracle"](ep)
+        assert ep.score().reward == 1.0
+    assert "members" in seen and len(seen) > 1
+    public = {env.episode(t).world.family.id for t in env.tasks("eval", 40)}
+    assert "members" not in public
+
+
+def test_bad_batch_gate_module_families_join_only_the_module_split(user_modules: Path) -> None:
+    name = _write(
+        user_modules,
+        "dg_user_bbg_family",
+        """
+        from datagauntlet.envs.bad_batch_gate.families import Family, dimension_fanout
+
+        def double_fanout(draft, variant):
+            return dimension_fanout(draft, variant)
+
+        FAMILIES = [Family("fanout-again", double_fanout)]
+        SPLITS = {"holdout": list(range(100, 160))}
+    """,
+    )
+    env = dg.make("bad-batch-gate", family_module=name)
+    families = set()
+    for task in env.tasks("holdout"):
+        ep = env.episode(task)
+        families.add(ep.case.family)
+        env.policies()["careful"](ep)
+        assert ep.score().reward == 1.0
+    assert "fanout-again" in families
+    assert "fanout-again" not in {env.case(t).family for t in env.tasks("eval")}
+
+
+@pytest.mark.parametrize("env_id", ["dataclean", "bad-batch-gate"])
+def test_module_families_of_the_wrong_type_are_refused(user_modules: Path, env_id: str) -> None:
+    name = _write(
+        user_modules,
+        f"dg_user_wrong_{env_id.replace('-', '_')}",
+        """
+        FAMILIES = ["not a family"]
+    """,
+    )
+    with pytest.raises(ValueError, match="family"):
+        dg.make(env_id, family_module=name)

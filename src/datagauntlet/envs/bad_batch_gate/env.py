@@ -12,6 +12,7 @@ from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
 from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
 from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode, ExtendedEpisode
+from datagauntlet.envs.bad_batch_gate.families import BY_NAME, Family
 from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
 from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
@@ -27,6 +28,16 @@ class BadBatchGateEnv(Environment):
     default_task_count = SPLIT_SIZES["eval"]
 
     config: BadBatchGateConfig
+
+    def __init__(self, config: BadBatchGateConfig | None = None) -> None:
+        super().__init__(config)
+        for family in self.family_module.families if self.family_module else ():
+            if not isinstance(family, Family) or family.name in BY_NAME:
+                where = self.family_module.path if self.family_module else ""
+                raise ValueError(
+                    f"family_module {where!r}: FAMILIES must hold new "
+                    f"bad_batch_gate.families.Family objects, got {family!r}"
+                )
 
     @cached_property
     def _file_cases(self) -> dict[str, list[Case]]:

@@ -7,7 +7,8 @@ from typing import Any
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.episode import DatacleanEpisode
+from datagauntlet.envs.dataclean.episode import DatacleanEpisode, DatacleanFamilies
+from datagauntlet.envs.dataclean.families import Family, check_layout
 from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dataclean.policies import POLICIES
 from datagauntlet.envs.dataclean.probes import PROBES
@@ -15,7 +16,7 @@ from datagauntlet.envs.dataclean.probes import PROBES
 CALIBRATION_FAMILIES = ("crm", "orders", "inventory")
 
 
-class DatacleanEnv(Environment):
+class DatacleanEnv(Environment, DatacleanFamilies):
     id = "dataclean"
     config_cls = DatacleanConfig
     weights = WEIGHTS
@@ -24,8 +25,19 @@ class DatacleanEnv(Environment):
     attackers = tuple(PROBES)
     default_task_count = 40
 
+    def __init__(self, config: DatacleanConfig | None = None) -> None:
+        super().__init__(config)
+        for layout in self.family_module.families if self.family_module else ():
+            check_layout(layout, self.family_module.path if self.family_module else "")
+
     def episode(self, task: Task) -> DatacleanEpisode:
         return DatacleanEpisode(self, task)
+
+    def module_families(self, task: Task) -> tuple[Family, ...]:
+        """A family module's layouts join the draw for its own splits' tasks, never others'."""
+        if self.family_module is None or task.split not in self.module_splits():
+            return ()
+        return tuple(self.family_module.families)
 
     def policies(self) -> dict[str, Policy]:
         return {**POLICIES, **PROBES}

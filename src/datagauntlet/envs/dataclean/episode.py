@@ -96,6 +96,13 @@ def _preview_description(ep: DatacleanEpisode) -> str:
     )
 
 
+class DatacleanFamilies:
+    """What an env offers its episodes: the extra layouts of a family module's split."""
+
+    def module_families(self, task: Task) -> tuple[fam.Family, ...]:
+        return ()
+
+
 class DatacleanEpisode(Episode[DatacleanConfig]):
     TOOL_ORDER: ClassVar[tuple[str, ...]] = ("read_table", "submit_program", "preview_program")
     FINAL_ANSWER = PROGRAM_REPLY
@@ -103,7 +110,8 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
     def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
         config = self.config
-        self.world: World = generate(task.seed, config)
+        extra = env.module_families(task) if isinstance(env, DatacleanFamilies) else ()
+        self.world: World = generate(task.seed, config, extra)
         family = self.world.family
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys

@@ -198,6 +198,19 @@ INVENTORY = Family(
 
 FAMILIES: dict[str, Family] = {f.id: f for f in (CRM, ORDERS, INVENTORY)}
 
+
+def check_layout(layout: object, where: str) -> None:
+    """A family module's layout: a `Family` keyed by record_id with a category column."""
+    if not isinstance(layout, Family):
+        raise ValueError(f"family_module {where!r}: FAMILIES holds {layout!r}, not a Family")
+    if layout.id in FAMILIES:
+        raise ValueError(f"family_module {where!r}: family {layout.id!r} is built in")
+    if not layout.columns or layout.columns[0].name != PRIMARY_KEY:
+        raise ValueError(f"family_module {where!r}: {layout.id!r} must start with {PRIMARY_KEY}")
+    if not layout.category_columns:
+        raise ValueError(f"family_module {where!r}: {layout.id!r} needs a category column")
+
+
 FIRST_NAMES = (
     "José", "Zoë", "Søren", "Chloé", "Łukasz", "Ngozi", "Aiko", "Björn", "Amélie", "Dmitri",
     "Siobhán", "Mehmet", "François", "Anaïs", "Jürgen", "Priya", "Thandiwe", "Mateo", "Ingrid",

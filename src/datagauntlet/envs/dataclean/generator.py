@@ -110,14 +110,15 @@ def _money(cents: int) -> str:
 
 
 class _Generator:
-    def __init__(self, seed: int, config: DatacleanConfig) -> None:
+    def __init__(self, seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> None:
         self.seed = seed
         self.keyed = Keyed(seed)
         self.config = config
+        pool = {**fam.FAMILIES, **{f.id: f for f in extra}}
         family_id = config.family
         if family_id == "all":
-            family_id = self.keyed.choice("family", 0, tuple(fam.FAMILIES))
-        self.family = fam.FAMILIES[family_id]
+            family_id = self.keyed.choice("family", 0, tuple(pool))
+        self.family = pool[family_id]
         if config.rows is None:
             self.n = self.keyed.randint("rows", 0, 10, 18)
             self.n_dups = self.keyed.randint("duplicates", 0, 0, 2)
@@ -371,5 +372,6 @@ class _Generator:
         return [r for _, _, r in keyed]
 
 
-def generate(seed: int, config: DatacleanConfig) -> World:
-    return _Generator(seed, config).build()
+def generate(seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> World:
+    """The world of one task; `extra` are a family module's layouts (its own splits only)."""
+    return _Generator(seed, config, extra).build()
