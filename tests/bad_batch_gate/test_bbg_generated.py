@@ -82,3 +82,15 @@ def test_readme_tables_are_this_codes_output(played: dict) -> None:
     section = readme_section()
     for name, table in tables.generated_tables(played).items():
         assert table in section, f"README table {name} is stale; regenerate it"
+
+
+def test_readme_staging_only_figures_are_this_codes_output(played: dict) -> None:
+    section = readme_section()
+
+    def mean(key: str) -> str:
+        rs = [r.score.reward for r in played[key] if r.policy == "staging-only"]
+        return tables.fmt(tables.exact_mean(rs))
+
+    assert f"warehouse: {mean('standard-eval')} here" in section
+    assert f"falls from 0.8386 to {mean('extended-eval')} here (its ceiling: 0.75)" in section
+    assert float(mean("extended-eval")) <= 0.75

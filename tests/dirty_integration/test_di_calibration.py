@@ -66,3 +66,13 @@ def test_readme_fault_table_matches_the_profiles() -> None:
     factors = [f"{PROFILES[p].quota_factor:.1f} x pages" for p in ("realistic", "hostile")]
     assert [c.strip() for c in quota[0].strip("|").split("|")][-2:] == factors
     assert PROFILES["clean"].quota_factor is None
+
+
+def test_readme_probe_figure_matches() -> None:
+    from pathlib import Path
+
+    rows = calibrate(
+        dg.make("dirty-integration", profile="realistic"), 60, policies=["first-page-only"]
+    )
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"so it sits at {rows[0].mean_reward:.2f}." in text
