@@ -6,10 +6,12 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint format bench gates mutants clean
 
-$(STAMP): pyproject.toml
+# The package, then one thin distribution per env (environments/<id>/, its verifiers module).
+$(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	$(BIN)/python -m pip install --quiet --no-deps $(addprefix -e ,$(wildcard environments/*))
 	touch $(STAMP)
 
 run: $(STAMP)

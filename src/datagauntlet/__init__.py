@@ -13,8 +13,9 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Episode, Task, ToolError
 from datagauntlet.core.registry import list_envs, make
 from datagauntlet.core.score import Score
+from datagauntlet.core.version import PACKAGE_VERSION
 
-__version__ = "0.1.0"
+__version__ = PACKAGE_VERSION
 
 __all__ = [
     "Environment",

@@ -12,8 +12,8 @@ import datagauntlet as dg
 from datagauntlet.core.runner import run
 from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import CaseFormatError, load_cases
-from datagauntlet.envs.bad_batch_gate.episode import MAX_CALLS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.registration import MAX_CALLS
 
 
 def test_registered() -> None:
@@ -228,3 +228,14 @@ def test_random_calls_never_raise(families: str) -> None:
         assert ep.log.chain_intact()
         assert not any(e.detail.get("internal_error") for e in ep.log.entries)
         assert 0.0 <= ep.score().reward <= 1.0
+
+
+def test_editing_the_report_receipt_changes_no_grade() -> None:
+    ep = episode_of(generated_env(), "amount-bounds")
+    ids = [b.batch_id for b in ep.case.batches]
+    for batch_id in ids:
+        ep.call("load_batch", {"batch_id": batch_id})
+    receipt = ep.call("submit_report", {"loaded": ids, "quarantined": []})
+    before = ep.score()
+    receipt["loaded"].clear()
+    assert ep.score() == before and ep.report == {"loaded": sorted(ids), "quarantined": []}

@@ -40,7 +40,7 @@ def test_the_program_as_a_final_message_scores_as_the_tool_call(shape: str) -> N
     env = dg.make("dataclean")
     for task in env.tasks("eval", 3):
         args, reward = _oracle(env, task)
-        text = env.episode(task).FINAL_ANSWER.write(args)
+        text = env.final_answer.write(args)
         if shape == "array":
             text = json.dumps(args["operations"])
         elif shape == "fenced":
@@ -90,3 +90,8 @@ def test_other_envs_read_no_final_message(env_id: str) -> None:
     assert not ep.reads_final_answer
     assert ep.final_answer('{"records": []}') is None
     assert len(ep.log) == 0
+
+
+def test_the_declaration_is_the_envs() -> None:
+    assert dg.make("dataclean").final_answer.tool == "submit_program"
+    assert dg.make("dirty-integration").final_answer is None

@@ -31,7 +31,7 @@ def test_the_scripted_model_answers_the_submission_in_words() -> None:
     env = dg.make("dataclean")
     live = LiveEpisode.open_sync(env, _tasks(env)[0])
     try:
-        declared = live.ep.FINAL_ANSWER
+        declared = env.final_answer
         policy = env.policies()[env.reference]
         history = [{"role": "system", "content": live.system_prompt},
                    {"role": "user", "content": live.prompt}]  # fmt: skip
@@ -123,7 +123,7 @@ def test_mcp_offers_the_final_answer_only_where_declared(env_id: str) -> None:
     env = dg.make(env_id)
     task = _tasks(env)[1]
     tools = EpisodeTools.create(env, task)
-    declared = tools.live.ep.FINAL_ANSWER if tools.live.reads_final_answer else None
+    declared = env.final_answer
     server = build_server(tools, "t")
 
     async def go() -> tuple[list[str], dict[str, Any]]:

@@ -6,6 +6,7 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 NAME = "calibrate"
 HELP = (
@@ -28,6 +29,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_split_argument(parser)
     parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
     parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="spread episodes as Ray tasks (extra `ray`): a local instance, or the cluster at "
+        "ADDRESS; results are identical to a local run",
+    )
+    parser.add_argument(
         "--policy", action="append", metavar="NAME", help="only this policy (repeatable)"
     )
     parser.add_argument(
@@ -47,15 +57,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
-
-    from datagauntlet.cli.options import build_env, parse_pairs, table_console
-    from datagauntlet.core.registry import list_envs, make
-    from datagauntlet.core.report import config_label, markdown_table
-    from datagauntlet.core.runner import calibrate, calibration_size, narrowed_grid
+    from datagauntlet.cli.options import table_console
+    from datagauntlet.core.registry import list_envs
 
     if args.seeds is not None and args.seeds < 1:
         raise ValueError("--seeds must be >= 1")
@@ -64,6 +67,46 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("KEY=VALUE config needs exactly one --env")
     console = table_console(stderr=args.json or args.markdown)
     blocks = []
+    mapper = _mapper(args)
+    try:
+        _calibrate_envs(args, env_ids, console, blocks, mapper)
+    finally:
+        if mapper is not None:
+            mapper.close()
+    if args.report:
+        from datagauntlet.frontdoors.report.html import write_report
+        from datagauntlet.frontdoors.report.runs import runs_from_calibration
+
+        write_report(runs_from_calibration(blocks, "calibration"), Path(args.report))
+        print(f"report: {args.report} (open it in a browser)", file=sys.stderr)
+    return 0
+
+
+def _mapper(args: argparse.Namespace) -> Any:
+    """One pool for the whole run: Ray tasks, or this machine's worker processes."""
+    if args.ray is not None:
+        from datagauntlet.frontdoors.ray_mapper import RayMapper
+
+        return RayMapper(args.ray or None)
+    if args.workers > 1:
+        from datagauntlet.core.runner import ProcessMapper
+
+        return ProcessMapper(args.workers)
+    return None
+
+
+def _calibrate_envs(
+    args: argparse.Namespace, env_ids: list[str], console: Any, blocks: list, mapper: Any
+) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from datagauntlet.cli.options import build_env, parse_pairs
+    from datagauntlet.core.registry import make
+    from datagauntlet.core.report import config_label, markdown_table
+    from datagauntlet.core.runner import calibrate, calibration_size, narrowed_grid
+
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
         if args.policy:
@@ -97,9 +140,12 @@ def run(args: argparse.Namespace) -> int:
                 args.workers,
                 lambda k, job=job: bar.advance(job, k),
                 args.policy,
-                grid,
+                mapper=mapper,
+                grid=grid,
             )
-        blocks.append({"env": env_id, "rows": [r.as_dict() for r in rows]})
+        blocks.append(
+            {"env": env_id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
+        )
         if args.json:
             print(json.dumps(blocks[-1], sort_keys=True))
             continue
@@ -128,10 +174,3 @@ def run(args: argparse.Namespace) -> int:
                 *(f"{r.components[k]:.3f}" for k in env.weights),
             )
         console.print(table)
-    if args.report:
-        from datagauntlet.frontdoors.report.html import write_report
-        from datagauntlet.frontdoors.report.runs import runs_from_calibration
-
-        write_report(runs_from_calibration(blocks, "calibration"), Path(args.report))
-        print(f"report: {args.report} (open it in a browser)", file=sys.stderr)
-    return 0

@@ -91,6 +91,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="check the endpoint, key and model, print the plan, and run nothing",
     )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="play only shard I of N (every N-th task from the I-th); join shards with "
+        "`datagauntlet merge`",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -104,6 +110,15 @@ def default_out(env_id: str, label: str, config: dict[str, Any], split: str) -> 
     text = json.dumps({"config": config, "split": split}, sort_keys=True, default=str)
     digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
     return Path("runs") / f"{_slug(env_id)}--{_slug(label)}--{digest}"
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    index, sep, count = text.partition("/")
+    if not sep or not index.isdigit() or not count.isdigit():
+        raise ValueError(f"--shard must look like I/N (e.g. 0/4), got {text!r}")
+    return int(index), int(count)
 
 
 def _positive(name: str, value: float | None) -> None:
@@ -123,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
         EvalSpec,
         check_out_dir,
         run_eval,
+        shard_tasks,
     )
     from datagauntlet.frontdoors.loop import Model
     from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
@@ -155,9 +171,12 @@ def run(args: argparse.Namespace) -> int:
         resume=args.resume,
         overwrite=args.overwrite,
         rollout_timeout=args.rollout_timeout or DEFAULT_ROLLOUT_TIMEOUT,
+        shard=parse_shard(args.shard),
     )
     spec.validate()
     out = args.out or default_out(env.id, label, env.config.as_dict(), args.split)
+    if spec.shard is not None and not args.out:
+        out = out.with_name(f"{out.name}--shard-{spec.shard[0]}-of-{spec.shard[1]}")
     check_out_dir(out, spec)
     request_timeout = args.request_timeout or DEFAULT_REQUEST_TIMEOUT
     if args.base_url:
@@ -168,7 +187,7 @@ def run(args: argparse.Namespace) -> int:
         )
         if problem:
             raise ValueError(problem)
-    total = args.tasks * args.rollouts
+    total = len(shard_tasks(env.tasks(args.split, args.tasks), spec.shard)) * args.rollouts
     if args.dry_run:
         where = f"endpoint ok: {args.base_url}" if args.base_url else "no endpoint (a policy)"
         print(

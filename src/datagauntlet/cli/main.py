@@ -32,14 +32,22 @@ SUBCOMMANDS = (
     "datagauntlet.cli.gates_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
-    "datagauntlet.envs.dataclean.command",  # TODO(core-doors): from the registration's hook
     "datagauntlet.cli.eval_cmd",
     "datagauntlet.cli.mock_model_cmd",
     "datagauntlet.cli.mcp_cmd",
+    "datagauntlet.cli.server_cmd",
+    "datagauntlet.cli.merge_cmd",
     "datagauntlet.cli.report_cmd",
     "datagauntlet.cli.show_cmd",
     "datagauntlet.cli.rescore_cmd",
 )
+
+
+def env_commands() -> list[str]:
+    """The envs' own subcommands (a registration's `command` hook), imported to list them."""
+    from datagauntlet.core.registry import registrations
+
+    return [reg.command for _, reg in sorted(registrations().items()) if reg.command]
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
@@ -51,7 +59,7 @@ def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
     parser.add_argument("--version", action="version", version=f"datagauntlet {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     modules: dict[str, ModuleType] = {}
-    for path in SUBCOMMANDS:
+    for path in [*SUBCOMMANDS, *env_commands()]:
         module = importlib.import_module(path)
         p = sub.add_parser(module.NAME, help=module.HELP, description=module.HELP)
         module.add_arguments(p)

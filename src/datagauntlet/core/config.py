@@ -8,18 +8,37 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from typing import Any, Self
+from typing import Any, ClassVar, Self
+
+from datagauntlet.core.limits import Limits
 
 
 @dataclasses.dataclass(frozen=True)
 class EnvConfig:
-    """Base of every env's config. Subclasses add fields (all with defaults) and `validate`."""
+    """Base of every env's config. Subclasses add fields (all with defaults) and `validate`.
+
+    `max_turns` is common to every env: the model turns a front door allows per episode.
+    Left as None it is the env's own default, from the limits in its registration (which
+    its Environment class hands to its config class as `limits`).
+    """
+
+    limits: ClassVar[Limits] = Limits()
+    max_turns: int | None = None
+
+    def __post_init__(self) -> None:
+        if self.max_turns is None:
+            object.__setattr__(self, "max_turns", self.limits.max_turns)
 
     # Import path of a user's module adding families and splits (core/family_module.py).
     family_module: str | None = None
 
     def validate(self) -> None:
         """Raise ValueError for values outside what the env supports."""
+
+    def check_limits(self) -> None:
+        cap = self.limits.max_turns_cap
+        if self.max_turns is not None and not 1 <= self.max_turns <= cap:
+            raise ValueError(f"max_turns must be in 1..{cap}, got {self.max_turns}")
 
     @classmethod
     def field_names(cls) -> list[str]:
@@ -37,6 +56,7 @@ class EnvConfig:
         for name, value in values.items():
             _check_type(name, value, hints[name])
         config = cls(**values)
+        config.check_limits()
         config.validate()
         return config
 
@@ -46,7 +66,7 @@ class EnvConfig:
         hints = typing.get_type_hints(cls)
         converted: dict[str, Any] = {}
         for name, text in values.items():
-            if name not in hints:
+            if name not in cls.field_names():
                 cls.build(**{name: text})  # raises the unknown-field error
             converted[name] = _convert(name, text, hints[name])
         return cls.build(**converted)

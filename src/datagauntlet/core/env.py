@@ -10,14 +10,20 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.family_module import FamilyModule, load_family_module
+from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.http_api import HttpHandler
+from datagauntlet.core.limits import Limits
+from datagauntlet.core.registration import Registration, load
 from datagauntlet.core.score import check_weights
 from datagauntlet.core.seeding import check_split, task_seed
+from datagauntlet.core.task_info import TaskInfo
+from datagauntlet.core.version import PACKAGE_VERSION
 
 if TYPE_CHECKING:
     from datagauntlet.core.gates import Gate
 
 Policy = Callable[[Episode[Any]], None]
+TASK_HASH_MEMO = 100_000  # tasks whose content hash an env remembers
 ConfigT = TypeVar("ConfigT", bound=EnvConfig)
 
 
@@ -36,16 +42,30 @@ def policy_sees_truth(policy: Policy) -> bool:
 
 
 class Environment(ABC, Generic[ConfigT]):
-    """Subclasses set `id`, `config_cls`, `weights`, `reference` and implement the hooks."""
+    """Subclasses set `registration` (which gives `id`, `reference` and `limits`),
+    `config_cls` and `weights`, and implement `episode` and `policies`."""
 
+    registration: ClassVar[Registration | None] = None
     id: ClassVar[str]
     config_cls: ClassVar[type[EnvConfig]]
     weights: ClassVar[Mapping[str, float]]
     metric_names: ClassVar[tuple[str, ...]] = ()
     reference: ClassVar[str] = "careful"
+    limits: ClassVar[Limits] = Limits()
     # Policies that are attack probes rather than agents (tables list them apart).
     attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        reg = cls.__dict__.get("registration")
+        if reg is not None:
+            cls.id = reg.id
+            cls.reference = reg.reference
+            cls.limits = reg.limits
+        config_cls = cls.__dict__.get("config_cls")
+        if config_cls is not None:
+            config_cls.limits = cls.limits  # the config's max_turns default and bounds
 
     def __init__(self, config: ConfigT | None = None) -> None:
         self.config: ConfigT = config if config is not None else self.config_cls()  # type: ignore[assignment]
@@ -59,6 +79,28 @@ class Environment(ABC, Generic[ConfigT]):
 
     def module_splits(self) -> Mapping[str, tuple[int, ...]]:
         return self.family_module.splits if self.family_module else {}
+
+    def task_hash(self, task: Task, compute: Callable[[], str]) -> str:
+        """The content hash of a task, computed once per task by this env: a task's world is a
+        pure function of (config, task), and hashing it costs as much as a short episode."""
+        memo = self.__dict__.setdefault("_task_hashes", {})
+        digest = memo.get(task)
+        if digest is None:
+            if len(memo) >= TASK_HASH_MEMO:
+                memo.clear()
+            digest = memo[task] = compute()
+        return digest  # type: ignore[no-any-return]
+
+    @property
+    def max_turns(self) -> int:
+        """Model turns a front door allows per episode (the config's, within the limits)."""
+        return int(self.config.max_turns or self.limits.max_turns)
+
+    @property
+    def final_answer(self) -> FinalAnswer | None:
+        """How this env reads a model's final message as a submission (None: it does not)."""
+        target = self.registration.final_answer if self.registration else None
+        return load(target) if target else None  # type: ignore[no-any-return]
 
     @classmethod
     def from_kwargs(cls, **values: Any) -> Environment[Any]:
@@ -80,6 +122,39 @@ class Environment(ABC, Generic[ConfigT]):
         seed = seeds[index] if seeds is not None else task_seed(self.id, split, index)
         return Task(f"{split}-{index:05d}", seed, split, index)
 
+    def task_info(self, task: Task) -> TaskInfo:
+        """A task's prompts and labels. This default builds the episode to read them; envs
+        whose world is costly answer from the task alone (the same text, tested)."""
+        ep = self.episode(task)
+        try:
+            return TaskInfo(task, ep.system_prompt, ep.prompt, self.task_metadata(task))
+        finally:
+            ep.close()
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        """Labels of a task for reports and curricula (never its answer)."""
+        return {}
+
+    def report_facts(self, episode: Episode[ConfigT]) -> dict[str, Any]:
+        """Facts of a finished episode the env's own tables need beyond its score (read by
+        `core/report.py`; may include truth: reports are written after the end)."""
+        return {}
+
+    def report_tables(self) -> dict[str, Callable[[], str]]:
+        """The env's own README tables by name, each built by `core/report.py` from columns
+        the env supplies; README blocks `<!-- table:ENV:NAME -->` are pinned to them."""
+        return {}
+
+    def versions(self) -> dict[str, str]:
+        """The code's versions every result of this env carries (a score adds its task_hash)."""
+        reg = self.registration
+        return {
+            "package": PACKAGE_VERSION,
+            "env": self.id,
+            "env_version": reg.version if reg else "unregistered",
+            "generator_version": reg.generator_version if reg else "unregistered",
+        }
+
     # --- episodes and policies -------------------------------------------------------------
     @abstractmethod
     def episode(self, task: Task) -> Episode[ConfigT]: ...
@@ -92,8 +167,10 @@ class Environment(ABC, Generic[ConfigT]):
         return [{}]
 
     def http_api(self) -> HttpHandler | None:
-        """The env's native HTTP API, if it has one (served by `datagauntlet serve`)."""
-        return None
+        """The request handler of the env's native HTTP API, if its registration names one
+        (the `serve` door runs it); None: its tools are served over MCP instead."""
+        target = self.registration.http_api if self.registration else None
+        return load(target) if target else None  # type: ignore[no-any-return]
 
     # --- gates (core/gates.py): probes declare their ceilings with `gates.ceiling` ----------
     def extra_gates(self) -> Sequence[Gate]:

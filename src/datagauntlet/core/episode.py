@@ -9,6 +9,7 @@ what the episode holds; every holder of an episode calls it, in a `finally`.
 from __future__ import annotations
 
 import copy
+import hashlib
 import json
 from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass
@@ -27,6 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["Episode", "EpisodeClosed", "Task", "ToolError", "loads_strict", "summarize"]
 
 SUMMARY_CHARS = 240
+# A refused call keeps at most this much of what was sent, so junk cannot bloat the log.
+REFUSED_ARGS_CHARS = 2_000
 CLOSED_ERROR = "the episode is closed; no more tool calls"
 
 ConfigT = TypeVar("ConfigT", bound="EnvConfig")
@@ -76,11 +79,6 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
     # Tool names listed here come first in `tool_specs`, in this order; the rest follow in
     # declaration order (toolsets first, then the episode's own tools).
     TOOL_ORDER: ClassVar[tuple[str, ...]] = ()
-    # In process nothing else bounds a runaway policy (front doors enforce max_turns), so an
-    # episode may set a call limit; reaching it ends the episode ("call limit").
-    max_calls: int | None = None
-    # How the final assistant message is read as a submission; None: it is not.
-    FINAL_ANSWER: ClassVar[FinalAnswer | None] = None
 
     def __init__(self, env: Environment[ConfigT], task: Task) -> None:
         self.env = env
@@ -94,7 +92,14 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
         self._tools: dict[str, BoundTool] = {}
         self._specs: list[dict[str, Any]] = []
         self._opened: list[Toolset] = []
+        self._max_executed: int | None = None
+        self._final_answer: FinalAnswer | None = None
+        self._content_hash: str | None = None
         self._last_score: tuple[int, Score] | None = None
+        # In process nothing else bounds a runaway policy (front doors enforce max_turns):
+        # the env's limits set a call backstop, fixed once the world is built (`_open`).
+        self.max_calls: int | None = None
+        self.executed_calls = 0
 
     # --- lifecycle -------------------------------------------------------------------------
     def toolsets(self) -> list[Toolset]:
@@ -115,6 +120,10 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
         except BaseException:
             self.close()
             raise
+        self._final_answer = self.env.final_answer
+        limits = self.env.limits
+        self.max_calls = limits.calls_allowed(self)
+        self._max_executed = self.config.max_turns if limits.executed_calls_are_turns else None
         first = [tools.pop(n) for n in self.TOOL_ORDER if n in tools]
         self._tools = {b.tool.name: b for b in [*first, *tools.values()]}
         self._specs = [b.tool.spec() for b in self._tools.values()]
@@ -178,13 +187,19 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
         """Run one tool call. Never raises for anything an agent can send."""
         if self.closed:
             return {"error": CLOSED_ERROR}
+        before = len(self.log)
         result = self._call(name, args)
-        self._check_limit()
+        self._check_limits(len(self.log) > before and self.log.entries[-1].executed)
         return result
 
-    def _check_limit(self) -> None:
+    def _check_limits(self, executed: bool) -> None:
         if not self.done and self.max_calls is not None and self.calls >= self.max_calls:
             self.finish("call limit")
+        if executed:
+            self.executed_calls += 1
+        limit = self._max_executed
+        if not self.done and limit is not None and self.executed_calls >= limit:
+            self.finish("turn limit")
 
     def _call(self, name: Any, args: Any) -> dict[str, Any]:
         if args is None:
@@ -229,7 +244,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
         return result
 
     def _refuse(self, name: str, args: Any, message: str) -> dict[str, Any]:
-        entry = self.log.open_entry(name, args if _jsonable(args) else _safe_repr(args))
+        entry = self.log.open_entry(_bounded_name(name), _bounded_args(args))
         result = {"error": message}
         self.log.close_entry(entry, False, summarize(result))
         return result
@@ -237,12 +252,12 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
     @property
     def reads_final_answer(self) -> bool:
         """Whether a model's final message (with no tool call) counts as a submission."""
-        return self.FINAL_ANSWER is not None and self.FINAL_ANSWER.tool in self._tools
+        return self._final_answer is not None and self._final_answer.tool in self._tools
 
     def final_answer(self, text: str) -> dict[str, Any] | None:
         """Submit a model's final message as the env declares (one logged, checked call of
         the declared tool); None when this env does not read final messages."""
-        declared = self.FINAL_ANSWER
+        declared = self._final_answer
         if declared is None or declared.tool not in self._tools:
             return None
         if self.closed:
@@ -251,7 +266,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             args = declared.read(text)
         except ValueError as exc:
             result = self._refuse(declared.tool, text, f"the final answer is unreadable: {exc}")
-            self._check_limit()
+            self._check_limits(False)
             return result
         return self.call(declared.tool, args)
 
@@ -271,9 +286,39 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             if self._last_score is not None and self._last_score[0] == len(self.log):
                 return self._last_score[1]
             raise EpisodeClosed("the episode was closed before it was scored")
-        score = self._grade()
+        score = self._grade().stamped(self.version_stamp())
         self._last_score = (len(self.log), score)
         return score
+
+    def version_stamp(self) -> dict[str, str]:
+        """What this episode's scores are stamped with: the code's and the task's versions."""
+        return {**self.env.versions(), "task_hash": self.content_hash}
+
+    @property
+    def content_hash(self) -> str:
+        """A digest of what the task is: the prompts, the tools and the generated world (the
+        env's `world_content`). It changes whenever the generator makes a different world."""
+        if self._content_hash is None:
+            self._content_hash = self.env.task_hash(self.task, self._hash_content)
+        return self._content_hash
+
+    def _hash_content(self) -> str:
+        payload = {
+            "env": self.env.id,
+            "config": self.config.as_dict(),
+            "task": self.task.as_dict(),
+            "system_prompt": self.system_prompt,
+            "prompt": self.prompt,
+            "tools": self._specs,
+            "world": self.world_content(),
+        }
+        text = canonical_json(payload).encode("utf-8", "surrogatepass")
+        return hashlib.sha256(text).hexdigest()[:32]
+
+    def world_content(self) -> Any:
+        """The generated world as JSON-able data (its fixed content, not its state), for the
+        content hash. The default is None: prompts and tools alone stand for the task."""
+        return None
 
     @abstractmethod
     def _grade(self) -> Score: ...
@@ -295,6 +340,20 @@ def _add_tool(tools: dict[str, BoundTool], bound: BoundTool, owner: str) -> None
     if bound.tool.name in tools:
         raise TypeError(f"tool {bound.tool.name!r} is declared twice (again by {owner})")
     tools[bound.tool.name] = bound
+
+
+def _bounded_name(name: str) -> str:
+    return name if len(name) <= 200 else name[:197] + "..."
+
+
+def _bounded_args(args: Any) -> Any:
+    """What a refused call's log entry keeps: the arguments, or a cut preview if large."""
+    if not _jsonable(args):
+        return _safe_repr(args)
+    text = canonical_json(args)
+    if len(text) <= REFUSED_ARGS_CHARS:
+        return args
+    return {"_preview": text[: REFUSED_ARGS_CHARS // 2], "_characters": len(text)}
 
 
 def _jsonable(value: Any) -> bool:

@@ -6,12 +6,16 @@ front door (verifiers rewards, eval summaries, README tables) reads it from here
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 REWARD_DIGITS = 6
+# What every score is stamped with (`Episode.score`): scores with different stamps come from
+# different code or different tasks and are not comparable (docs/versioning.md).
+STAMP_FIELDS = ("package", "env", "env_version", "generator_version", "task_hash")
 
 
 def check_weights(weights: Mapping[str, float]) -> None:
@@ -27,6 +31,7 @@ class Score:
     reward: float
     components: dict[str, dict[str, float]]
     metrics: dict[str, Any] = field(default_factory=dict)
+    stamp: dict[str, str] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -52,5 +57,11 @@ class Score:
     def zero(cls, weights: Mapping[str, float], metrics: Mapping[str, Any] | None = None) -> Score:
         return cls.build(weights, dict.fromkeys(weights, 0.0), metrics)
 
+    def stamped(self, stamp: Mapping[str, str]) -> Score:
+        return dataclasses.replace(self, stamp=dict(stamp))
+
     def as_dict(self) -> dict[str, Any]:
-        return {"reward": self.reward, "components": self.components, "metrics": self.metrics}
+        out = {"reward": self.reward, "components": self.components, "metrics": self.metrics}
+        if self.stamp:
+            out["stamp"] = self.stamp
+        return out

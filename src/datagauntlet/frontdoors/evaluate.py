@@ -48,8 +48,13 @@ class EvalSpec:
     resume: bool = False
     overwrite: bool = False
     rollout_timeout: float | None = DEFAULT_ROLLOUT_TIMEOUT
+    shard: tuple[int, int] | None = None  # (I, N): this run plays tasks whose index % N == I
 
     def validate(self) -> None:
+        if self.shard is not None:
+            index, count = self.shard
+            if count < 1 or not 0 <= index < count:
+                raise ValueError(f"--shard must be I/N with 0 <= I < N, got {index}/{count}")
         for name in ("n", "rollouts", "concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
@@ -59,6 +64,14 @@ class EvalSpec:
             raise ValueError(f"--rollout-timeout must be > 0, got {self.rollout_timeout}")
         if self.resume and self.overwrite:
             raise ValueError("give --resume or --overwrite, not both")
+
+
+def shard_tasks(tasks: list[Task], shard: tuple[int, int] | None) -> list[Task]:
+    """Shard I of N: every N-th task from the I-th, so shards are disjoint and cover the set."""
+    if shard is None:
+        return tasks
+    index, count = shard
+    return [t for i, t in enumerate(tasks) if i % count == index]
 
 
 def check_out_dir(out_dir: Path, spec: EvalSpec) -> None:
@@ -213,7 +226,7 @@ async def run_eval(
     if not spec.resume:
         path.write_text("", encoding="utf-8")
     done = {k for k, r in latest_by_key(previous).items() if r.get("status") == "ok"}
-    tasks = env.tasks(spec.split, spec.n)
+    tasks = shard_tasks(env.tasks(spec.split, spec.n), spec.shard)
     jobs = [(t, r) for t in tasks for r in range(spec.rollouts) if (t.id, r) not in done]
     outcome = EvalOutcome(skipped=len(tasks) * spec.rollouts - len(jobs))
     if progress and outcome.skipped:

@@ -70,7 +70,10 @@ class LiveEpisode:
     async def open(cls, env: Environment, task: Task) -> LiveEpisode:
         pool = cls._pool_for()
         try:
-            return await asyncio.wrap_future(pool.submit(cls._make, pool, env, task))
+            # The first submit starts the episode's thread, and Thread.start waits until the new
+            # thread runs: done from a helper thread, that wait never stalls the event loop.
+            first = await asyncio.to_thread(pool.submit, cls._make, pool, env, task)
+            return await asyncio.wrap_future(first)
         except BaseException:
             pool.shutdown(wait=False)
             raise

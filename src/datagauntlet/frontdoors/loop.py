@@ -14,10 +14,9 @@ import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from datagauntlet.core.env import Environment
 from datagauntlet.frontdoors.chat import Message, text_of, tool_result_message
 from datagauntlet.frontdoors.live import LiveEpisode
-
-DEFAULT_MAX_TURNS = 30
 
 STOP_DONE = "episode_done"
 STOP_MAX_TURNS = "max_turns"
@@ -91,10 +90,9 @@ class LoopResult:
     final_answer: dict[str, Any] | None = None  # what the env answered to the final message
 
 
-def max_turns_of(env: Any, override: int | None = None) -> int:
-    if override is not None:
-        return override
-    return int(getattr(env.config, "max_turns", DEFAULT_MAX_TURNS))
+def max_turns_of(env: Environment[Any], override: int | None = None) -> int:
+    """Model turns a door allows: the override, else the env's (its config within its limits)."""
+    return override if override is not None else env.max_turns
 
 
 def opening_messages(live: LiveEpisode) -> list[Message]:

@@ -13,7 +13,8 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any
 
 from datagauntlet.core.env import Environment
@@ -171,12 +172,21 @@ def log_score(final: dict[str, Any]) -> None:
     print(json.dumps({"event": "score", **final}, sort_keys=True), file=sys.stderr, flush=True)
 
 
-def serve_stdio(env: Environment, task: Task) -> None:
-    tools = EpisodeTools.create(env, task, log_score)
+@contextmanager
+def episode_tools(
+    env: Environment, task: Task, on_score: ScoreSink | None = None
+) -> Iterator[EpisodeTools]:
+    """A fresh episode's tools for as long as the server runs; closed however it stops."""
+    tools = EpisodeTools.create(env, task, on_score)
     try:
-        build_server(tools, f"datagauntlet-{env.id}").run("stdio")
+        yield tools
     finally:
         tools.live.close_sync()
+
+
+def serve_stdio(env: Environment, task: Task) -> None:
+    with episode_tools(env, task, log_score) as tools:
+        build_server(tools, f"datagauntlet-{env.id}").run("stdio")
 
 
 LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
@@ -213,11 +223,8 @@ def serve_http(
 ) -> None:
     """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound.
     Only loopback Host/Origin headers are answered, plus the names in `allowed_hosts`."""
-    tools = EpisodeTools.create(env, task, log_score)
-    try:
+    with episode_tools(env, task, log_score) as tools:
         _serve_http(tools, env, host, port, announce, allowed_hosts)
-    finally:
-        tools.live.close_sync()
 
 
 def _serve_http(

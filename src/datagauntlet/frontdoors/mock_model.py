@@ -23,10 +23,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
-from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.frontdoors.chat import Message, policy_reply, rough_tokens
 from datagauntlet.frontdoors.http_json import HttpError, JsonHandler, JsonHTTPServer
-from datagauntlet.frontdoors.live import LiveEpisode
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MODEL = "default"
@@ -56,7 +54,7 @@ class MockModelServer:
         # Oracles read the truth from the world, which a model endpoint never has.
         self.policies = {k: p for k, p in policies.items() if not policy_sees_truth(p)}
         self.env_id = env.id
-        self.final_answer = final_answer_of(env) if final_answer else None
+        self.final_answer = env.final_answer if final_answer else None
         if final_answer and self.final_answer is None:
             raise ValueError(f"{env.id} does not read a final message as its submission")
         # a fixed trajectory instead of a policy: the reply after k assistant messages is
@@ -152,15 +150,6 @@ class MockModelServer:
                 "total_tokens": prompt_tokens + completion_tokens,
             },
         }
-
-
-def final_answer_of(env: Environment) -> FinalAnswer | None:
-    """The env's final-answer declaration (None: a final message is not a submission)."""
-    live = LiveEpisode.open_sync(env, env.tasks("eval", 1)[0])
-    try:
-        return live.ep.FINAL_ANSWER if live.reads_final_answer else None
-    finally:
-        live.close_sync()
 
 
 class _Server(JsonHTTPServer):

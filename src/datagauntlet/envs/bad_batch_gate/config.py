@@ -17,12 +17,8 @@ class BadBatchGateConfig(EnvConfig):
     cases: str | None = None
     # "extended" adds partial loads, multi-defect batches and x100 unit errors under the cap.
     families: Families = "standard"
-    # Model turns a front door allows per episode (in process, a call cap stops runaways).
-    max_turns: int = 30
 
     def validate(self) -> None:
-        if not 1 <= self.max_turns <= 1_000:
-            raise ValueError(f"max_turns must be in 1..1000, got {self.max_turns}")
         if self.cases is not None:
             if not Path(self.cases).is_file():
                 raise ValueError(f"cases file {self.cases!r} does not exist")

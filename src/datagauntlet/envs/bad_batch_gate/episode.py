@@ -18,7 +18,6 @@ from datagauntlet.envs.bad_batch_gate.grader import grade
 from datagauntlet.envs.bad_batch_gate.world import Warehouse
 from datagauntlet.kits.sql import SandboxLimits, SqlToolset
 
-MAX_CALLS = 500  # stops a runaway policy in process; front doors also enforce max_turns
 MAX_QUERY_CHARS = 20_000
 MAX_LIST = 100
 
@@ -101,7 +100,6 @@ class BadBatchGateEpisode(Episode[BadBatchGateConfig]):
         "quarantine_batch",
         "submit_report",
     )
-    max_calls = MAX_CALLS
 
     def __init__(self, env: Environment[BadBatchGateConfig], task: Task, case: Case) -> None:
         super().__init__(env, task)
@@ -214,12 +212,24 @@ class BadBatchGateEpisode(Episode[BadBatchGateConfig]):
         self.report = {"loaded": sorted(loaded), "quarantined": sorted(quarantined)}
         self.note(report=self.report)
         self.finish("reported")
-        return {"status": "received", **self.report}
+        return {"status": "received", **copy.deepcopy(self.report)}  # the caller's to edit
 
     # --- oracle access and grading ------------------------------------------------------------
     def oracle_truth(self) -> dict[str, Any]:
         """The hidden labels, for attack probes marked `sees_truth` only (never a tool)."""
         return {b.batch_id: b.truth for b in self.case.batches}
+
+    def world_content(self) -> dict[str, Any]:
+        c = self.case
+        return {
+            "case": [c.case_id, c.family, c.variant, c.seed, c.extended, c.meta],
+            "contract": c.contract,
+            "customers": c.customers,
+            "orders": c.orders,
+            "batches": [
+                [b.batch_id, b.table, b.rows, b.source, b.truth.as_dict()] for b in c.batches
+            ],
+        }
 
     def _grade(self) -> Score:
         return grade(self.case, self.world, self.log.entries)

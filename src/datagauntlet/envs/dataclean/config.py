@@ -17,12 +17,9 @@ class DatacleanConfig(EnvConfig):
     family: FamilyName = "all"
     rows: int | None = None  # unique rows per table; None draws 10-18 per task
     previews: int = 0  # preview_program calls allowed per episode (0: the tool is absent)
-    max_turns: int = 20
 
     def validate(self) -> None:
         if self.rows is not None and not 1 <= self.rows <= MAX_ROWS:
             raise ValueError(f"rows must be in 1..{MAX_ROWS} or None, got {self.rows}")
         if not 0 <= self.previews <= MAX_PREVIEWS:
             raise ValueError(f"previews must be in 0..{MAX_PREVIEWS}, got {self.previews}")
-        if not 1 <= self.max_turns <= 1_000:
-            raise ValueError(f"max_turns must be in 1..1000, got {self.max_turns}")

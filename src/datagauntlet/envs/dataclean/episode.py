@@ -14,8 +14,7 @@ from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
-from datagauntlet.envs.dataclean.final_answer import PROGRAM_REPLY
-from datagauntlet.envs.dataclean.generator import World, generate
+from datagauntlet.envs.dataclean.generator import CleaningTask, generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.program import (
     MAX_MAP_ENTRIES,
@@ -88,6 +87,23 @@ _READ_PARAMS = params(
 )
 
 
+def prompt_of(world: CleaningTask) -> str:
+    """The task's prompt: the cleaning policy and the table (inline when it is small)."""
+    dirty = world.dirty
+    parts = [
+        world.policy_text,
+        "",
+        f"Columns: {', '.join(dirty.columns)}. The table has {len(dirty)} rows.",
+    ]
+    if len(dirty) <= INLINE_ROWS:
+        rows = "\n".join(json.dumps(r, ensure_ascii=False) for r in dirty.records())
+        parts += ["The table, one JSON row per line:", rows]
+    else:
+        parts.append("Read it with read_table.")
+    parts.append("Write the program that cleans it and submit it with submit_program.")
+    return "\n".join(parts)
+
+
 def _preview_description(ep: DatacleanEpisode) -> str:
     return (
         f"Run a program on the table without submitting it ({ep.config.previews} previews per "
@@ -105,21 +121,17 @@ class DatacleanFamilies:
 
 class DatacleanEpisode(Episode[DatacleanConfig]):
     TOOL_ORDER: ClassVar[tuple[str, ...]] = ("read_table", "submit_program", "preview_program")
-    FINAL_ANSWER = PROGRAM_REPLY
 
     def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
         config = self.config
         extra = env.module_families(task) if isinstance(env, DatacleanFamilies) else ()
-        self.world: World = generate(task.seed, config, extra)
+        self.world: CleaningTask = generate(task.seed, config, extra)
         family = self.world.family
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys
         )
-        # max_turns counts executed calls; this backstop also bounds a loop of refused ones.
-        self.max_calls = 10 * config.max_turns + 100
         self.previews_used = 0
-        self.executed_calls = 0
         self.submitted: list[Any] | None = None
         self.output: Table | None = None
         self.invalid_reason = "no program submitted"
@@ -131,30 +143,9 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
 
     @property
     def prompt(self) -> str:
-        dirty = self.world.dirty
-        parts = [
-            self.world.policy_text,
-            "",
-            f"Columns: {', '.join(dirty.columns)}. The table has {len(dirty)} rows.",
-        ]
-        if len(dirty) <= INLINE_ROWS:
-            rows = "\n".join(json.dumps(r, ensure_ascii=False) for r in dirty.records())
-            parts += ["The table, one JSON row per line:", rows]
-        else:
-            parts.append("Read it with read_table.")
-        parts.append("Write the program that cleans it and submit it with submit_program.")
-        return "\n".join(parts)
+        return prompt_of(self.world)
 
     # --- tools -----------------------------------------------------------------------------
-    def call(self, name: Any, args: Any = None) -> dict[str, Any]:
-        before = len(self.log)
-        result = super().call(name, args)
-        if len(self.log) > before and self.log.entries[-1].executed:
-            self.executed_calls += 1
-        if not self.done and self.executed_calls >= self.config.max_turns:
-            self.finish("turn limit")
-        return result
-
     @tool(
         "Read rows of the corrupted table as JSON objects (at most "
         f"{READ_LIMIT} per call). Rows are in file order; duplicates included.",
@@ -223,6 +214,17 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
         }
 
     # --- grading ---------------------------------------------------------------------------
+    def world_content(self) -> dict[str, Any]:
+        w = self.world
+        return {
+            "family": w.family.id,
+            "truth": [list(w.truth.columns), w.truth.data],
+            "dirty": [list(w.dirty.columns), w.dirty.data],
+            "aliases": w.task_aliases,
+            "date_order": w.date_order,
+            "policy": w.policy_text,
+        }
+
     def _grade(self) -> Score:
         editable = [c.name for c in self.world.family.editable]
         length = len(self.submitted) if isinstance(self.submitted, list) else 0

@@ -75,7 +75,9 @@ class CellRng:
 
 
 @dataclass(frozen=True)
-class World:
+class CleaningTask:
+    """One generated task: the clean table, its corrupted copy and the policy that explains it."""
+
     family: Family
     truth: Table  # one clean row per record, in generation order: never shown
     dirty: Table  # what the agent sees: corrupted, shuffled, with duplicate rows
@@ -310,7 +312,7 @@ class _Generator:
         return []
 
     # --- the whole task --------------------------------------------------------------------
-    def build(self) -> World:
+    def build(self) -> CleaningTask:
         columns = self.family.names
         clean_rows = [self.clean_row(i) for i in range(self.n)]
         self._unique_keys(clean_rows)
@@ -333,7 +335,7 @@ class _Generator:
         ordered = [dirty_rows[i] for i in order]
         dirty = Table.from_rows(columns, ordered)
         text = render_policy(self.family, by_column, self.date_order, len(dirty))
-        return World(self.family, truth, dirty, aliases, by_column, self.date_order, text)
+        return CleaningTask(self.family, truth, dirty, aliases, by_column, self.date_order, text)
 
     def _unique_keys(self, rows: list[dict[str, Cell]]) -> None:
         seen: set[Cell] = set()
@@ -372,6 +374,6 @@ class _Generator:
         return [r for _, _, r in keyed]
 
 
-def generate(seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> World:
+def generate(seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> CleaningTask:
     """The world of one task; `extra` are a family module's layouts (its own splits only)."""
     return _Generator(seed, config, extra).build()

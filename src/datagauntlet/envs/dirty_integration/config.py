@@ -33,7 +33,6 @@ class DirtyIntegrationConfig(EnvConfig):
     profile: Profile = "realistic"
     num_records: int = 40
     page_size: int = 4
-    max_turns: int = 30
     # Seconds a timed-out request stalls over real HTTP (`datagauntlet serve`); 0 in process.
     http_timeout_seconds: float = 2.0
 
@@ -42,8 +41,6 @@ class DirtyIntegrationConfig(EnvConfig):
             raise ValueError(f"num_records must be in 1..100000, got {self.num_records}")
         if not 1 <= self.page_size <= 1_000:
             raise ValueError(f"page_size must be in 1..1000, got {self.page_size}")
-        if not 1 <= self.max_turns <= 10_000:
-            raise ValueError(f"max_turns must be in 1..10000, got {self.max_turns}")
         if not 0 <= self.http_timeout_seconds <= 60:
             raise ValueError(
                 f"http_timeout_seconds must be in 0..60, got {self.http_timeout_seconds}"

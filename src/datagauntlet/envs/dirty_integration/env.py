@@ -6,20 +6,24 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
-from datagauntlet.core.http_api import HttpHandler
+from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
-from datagauntlet.envs.dirty_integration.episode import DirtyIntegrationEpisode
+from datagauntlet.envs.dirty_integration.episode import (
+    PROMPT,
+    SYSTEM_PROMPT,
+    DirtyIntegrationEpisode,
+)
 from datagauntlet.envs.dirty_integration.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dirty_integration.policies import POLICIES
 from datagauntlet.envs.dirty_integration.probes import PROBES
+from datagauntlet.envs.dirty_integration.registration import REGISTRATION
 
 
 class DirtyIntegrationEnv(Environment):
-    id = "dirty-integration"
+    registration = REGISTRATION
     config_cls = DirtyIntegrationConfig
     weights = WEIGHTS
     metric_names = METRICS
-    reference = "careful"
     attackers = tuple(PROBES)
 
     def episode(self, task: Task) -> DirtyIntegrationEpisode:
@@ -37,8 +41,9 @@ class DirtyIntegrationEnv(Environment):
     def calibration_grid(self) -> list[dict[str, Any]]:
         return [{"profile": p} for p in ("clean", "realistic", "hostile")]
 
-    def http_api(self) -> HttpHandler:
-        """The partner API over real HTTP (GET /records, POST /submit, GET /score)."""
-        from datagauntlet.envs.dirty_integration.http_api import handle
+    def task_info(self, task: Task) -> TaskInfo:
+        return TaskInfo(task, SYSTEM_PROMPT, PROMPT, self.task_metadata(task))
 
-        return handle
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        c = self.config
+        return {"profile": c.profile, "num_records": c.num_records, "page_size": c.page_size}

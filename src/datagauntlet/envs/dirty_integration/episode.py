@@ -27,6 +27,10 @@ accepted once and ends the task.
 The API is a third party's and is not guaranteed to behave. It has a request quota that is not
 published. Submit every record exactly once, with amount as an integer."""
 
+PROMPT = (
+    "Collect every record from the partner API and submit them. Start with fetch_page(cursor=null)."
+)
+
 _CURSOR = params(
     {
         "cursor": {
@@ -61,7 +65,6 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
         self.world = World(task.seed, self.config)
         self.api = Api(self.world)
         self.submission: list[dict[str, Any]] | None = None
-        self.max_calls = 4 * (self.world.quota or self.world.pages_needed) + 100
 
     @property
     def system_prompt(self) -> str:
@@ -69,10 +72,7 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
 
     @property
     def prompt(self) -> str:
-        return (
-            "Collect every record from the partner API and submit them. "
-            "Start with fetch_page(cursor=null)."
-        )
+        return PROMPT
 
     @tool(
         "Fetch one page of records. cursor: null for the first page, else a next_cursor "
@@ -96,6 +96,14 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
         self.submission = [{"id": r["id"], "amount": r["amount"]} for r in records]
         self.finish("submitted")
         return {"status": "accepted", "records_received": len(records)}
+
+    def world_content(self) -> dict[str, Any]:
+        w = self.world
+        return {
+            "records": [[r.id, r.amount, r.customer, r.created_at] for r in w.records],
+            "cursors": w.cursors,
+            "quota": w.quota,
+        }
 
     def _grade(self) -> Score:
         return grade(self.world, self.api, self.submission, self.calls)

@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextvars
 import dataclasses
 import functools
@@ -98,6 +99,11 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
         key = WORLDS.put(live)
         trace.state.world_key = key
         _new_world.set(key)
+        # verifiers skips `finalize` when a rollout fails (a dead endpoint, a harness error):
+        # the world is then freed when the rollout's asyncio task ends, whatever its outcome
+        rollout = asyncio.current_task()
+        if rollout is not None:
+            rollout.add_done_callback(lambda _: free_world(key))
 
     @classmethod
     def toolsets(cls, config: vf.TaskConfig) -> list[Toolset]:
@@ -142,6 +148,13 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def env_metrics(self, trace: Trace) -> dict[str, float]:
         metrics = self.final_score(trace)["metrics"]
         return {k: f for k, v in metrics.items() if (f := _as_float(v)) is not None}
+
+
+def free_world(key: str) -> None:
+    """Free a world its rollout never scored (a no-op once `finalize` has taken it)."""
+    world = WORLDS.pop(key)
+    if world is not None:
+        world.close()
 
 
 def final_answer_of(trace: Trace) -> str | None:
@@ -202,8 +215,12 @@ def taskset_for(env_id: str) -> type[vf.Taskset]:
         config = env.config.as_dict()
         for t in env.tasks(self.config.split, self.config.num_tasks):
             ep = env.episode(t)
+            try:
+                prompt, system_prompt = ep.prompt, ep.system_prompt
+            finally:
+                ep.close()
             data = EpisodeData(
-                id=t.id, name=f"{env_id} {t.id}", prompt=ep.prompt, system_prompt=ep.system_prompt,
+                id=t.id, name=f"{env_id} {t.id}", prompt=prompt, system_prompt=system_prompt,
                 env_id=env_id, env_config=config, seed=t.seed, split=t.split, index=t.index,
             )  # fmt: skip
             yield task_cls(data, self.config.task)

@@ -1,0 +1,1 @@
+"""An env package outside datagauntlet, for the toy env the registration tests build."""

@@ -1,0 +1,1 @@
+"""toy-guess: peek at a number, then answer it. The smallest env there is."""
