@@ -13,18 +13,18 @@ import datagauntlet as dg
 from datagauntlet.core.gates import probe_ceiling
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.engine import date_eu, date_us, integer, phone_us
-from datagauntlet.envs.dataclean.generator import World, generate
+from datagauntlet.envs.dataclean.generator import CleaningTask, generate
 
 ENV = dg.make("dataclean")
 SPLITS = ("eval", "test")
 N = 120
 
 
-def worlds(split: str, n: int = 60) -> list[World]:
+def worlds(split: str, n: int = 60) -> list[CleaningTask]:
     return [generate(t.seed, ENV.config) for t in ENV.tasks(split, n)]
 
 
-def _damaged(world: World, op, kinds: tuple[str, ...]) -> int:
+def _damaged(world: CleaningTask, op, kinds: tuple[str, ...]) -> int:
     """Right values outside the op's own columns that the op would change."""
     n = 0
     for col in world.family.editable:
