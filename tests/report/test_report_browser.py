@@ -8,10 +8,10 @@ import os
 from pathlib import Path
 
 import pytest
-
-import datagauntlet as dg
 from report_cdp import Browser, find_browser
 from report_helpers import cli, eval_run, records
+
+import datagauntlet as dg
 
 REPO = Path(__file__).resolve().parents[2]
 READY = "document.body.dataset.ready === '1'"
