@@ -37,6 +37,7 @@ bench: $(STAMP)
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2
+	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).
 mutants: $(STAMP)
