@@ -179,9 +179,9 @@ def overeager(ep: Episode) -> None:
 
 
 @null
-def no_submission(ep: Episode) -> None:
-    """Reads the table and walks away without submitting a program."""
-    ep.call("read_table", {})
+def garbage_program(ep: Episode) -> None:
+    """Submits a program the validator refuses (an operation that does not exist)."""
+    ep.call("submit_program", {"operations": [{"op": "delete_everything", "columns": []}]})
 
 
 POLICIES = {
@@ -189,5 +189,5 @@ POLICIES = {
     "noop": noop,
     "generic": generic,
     "overeager": overeager,
-    "no-submission": no_submission,
+    "garbage-program": garbage_program,
 }
