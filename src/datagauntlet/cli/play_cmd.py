@@ -120,5 +120,8 @@ def _pairs(text: str) -> list[tuple[str, object]]:
 def run(args: argparse.Namespace) -> int:
     env = build_env(args.env, args.config)
     ep = env.episode(resolve_task(env, args.seed, args.split))
-    play_loop(ep, sys.stdin, sys.stdout)
+    try:
+        play_loop(ep, sys.stdin, sys.stdout)
+    finally:
+        ep.close()
     return 0

@@ -131,8 +131,14 @@ def latest_by_key(records: list[dict[str, Any]]) -> dict[tuple[str, int], dict[s
     return latest
 
 
+def code_versions(versions: dict[str, Any] | None) -> dict[str, Any]:
+    """The versions every rollout of one run shares (a score's stamp, less its task hash)."""
+    return {k: v for k, v in (versions or {}).items() if k != "task_hash"}
+
+
 def _check_same_run(previous: list[dict[str, Any]], env: Environment, spec: EvalSpec) -> None:
-    """Resuming into results of another env, config or model would mix two runs."""
+    """Resuming into results of another env, config or model would mix two runs, and so
+    would resuming with another version of the code: scores across versions do not compare."""
     want = {"env": env.id, "config": env.config.as_dict(), "model": spec.label}
     for record in previous:
         got = {k: record.get(k) for k in want}
@@ -140,6 +146,11 @@ def _check_same_run(previous: list[dict[str, Any]], env: Environment, spec: Eval
             raise ValueError(
                 f"--resume: the output holds another run ({got['env']}, {got['model']}, "
                 f"{got['config']}); use a fresh --out"
+            )
+        if code_versions(record.get("versions")) != env.versions():
+            raise ValueError(
+                f"--resume: the output was made by other versions {record.get('versions')} "
+                f"(now {env.versions()}); scores across versions do not compare: use a fresh --out"
             )
 
 
@@ -171,6 +182,8 @@ def _record(
         "seconds": round(seconds, 3),
         "error": _error_text(error) if error else None,
         "error_kind": error_kind(error) if error else None,
+        # the code's and the task's versions (a failed rollout has no score: the code's only)
+        "versions": dict(score.stamp) or env.versions(),
         "final_answer": loop.final_answer,
         "messages": loop.messages,
     }

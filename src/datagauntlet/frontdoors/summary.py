@@ -3,6 +3,7 @@ sampled, and failures grouped by kind."""
 
 from __future__ import annotations
 
+import hashlib
 import math
 import statistics
 from typing import Any
@@ -32,6 +33,7 @@ def summarize_records(records: list[dict[str, Any]], rollouts: int) -> dict[str,
         "mean_turns": round(statistics.fmean(r["turns"] for r in records), 3),
         "stops": _counts(r["stop"] for r in records),
         "total_tokens": sum(int(r["usage"]["total_tokens"]) for r in records),
+        **versions_of(records),
     }
     failures = failures_by_kind(records)
     if failures:
@@ -40,6 +42,18 @@ def summarize_records(records: list[dict[str, Any]], rollouts: int) -> dict[str,
         half = Z95 * statistics.stdev(rewards) / math.sqrt(len(rewards))
         out["ci95"] = [round(out["mean_reward"] - half, 6), round(out["mean_reward"] + half, 6)]
     return out
+
+
+def versions_of(records: list[dict[str, Any]]) -> dict[str, Any]:
+    """The code's versions (those of the first rollout: a resumed run refuses others) and one
+    digest of the task hashes, in rollout order, as `calibrate --json` gives them."""
+    stamps = [r.get("versions") or {} for r in records]
+    versions = {k: v for k, v in stamps[0].items() if k != "task_hash"}
+    ordered = sorted(
+        zip(records, stamps, strict=True), key=lambda rs: (rs[0]["task_id"], rs[0]["rollout"])
+    )
+    hashes = "\n".join(str(stamp.get("task_hash", "")) for _, stamp in ordered)
+    return {"versions": versions, "tasks_hash": hashlib.sha256(hashes.encode()).hexdigest()[:32]}
 
 
 def _is_number(value: Any) -> bool:

@@ -134,7 +134,7 @@ class SessionStore:
         task = env.make_task(split, task_index)  # ValueError names a bad split
         self._creating += 1
         try:
-            live = await LiveEpisode.open(env, task)
+            live = await LiveEpisode.open(env, task, inline=env.registration.fast_steps)
         finally:
             self._creating -= 1
         now = time.monotonic()

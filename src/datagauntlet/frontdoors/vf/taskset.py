@@ -43,6 +43,9 @@ _new_world: contextvars.ContextVar[str | None] = contextvars.ContextVar(
 )
 
 RESERVED = {"id", "task", "system_prompt", "split", "num_tasks"}
+# Env config fields that mean what the taskset's own field of that name means: the taskset's
+# value is passed to the env as well (event-recon's `num_tasks`: the first N after its filters).
+SHARED = {"num_tasks"}
 
 
 class WorldState(vf.State):
@@ -58,6 +61,11 @@ class EpisodeData(vf.TaskData):
     seed: int
     split: str
     index: int
+    # the env's labels of the task (never its answer)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    # the code's versions (`env.versions()`): part of the task's hash, so verifiers treats a
+    # task of another generator or grader version as another task
+    versions: dict[str, str] = Field(default_factory=dict)
 
 
 class WorldToolset(Toolset[ToolsetConfig, WorldState]):
@@ -138,6 +146,8 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
             finally:
                 await live.close()
             trace.state.score = score.as_dict()
+            # the score's stamp (the code's versions and the task's content hash) is saved
+            trace.info["versions"] = dict(score.stamp)
 
     def final_score(self, trace: Trace) -> dict[str, Any]:
         if trace.state.score is None:  # the world never existed (setup failed)
@@ -184,6 +194,8 @@ def _config_fields(env_cls: type[Environment]) -> dict[str, Any]:
     defaults = env_cls.config_cls()
     fields: dict[str, Any] = {}
     for f in dataclasses.fields(env_cls.config_cls):
+        if f.name in SHARED:
+            continue
         if f.name in RESERVED:
             raise ValueError(f"{env_cls.id}: config field {f.name!r} clashes with verifiers")
         fields[f.name] = (hints[f.name], getattr(defaults, f.name))
@@ -213,15 +225,13 @@ def taskset_for(env_id: str) -> type[vf.Taskset]:
         values = {k: getattr(self.config, k) for k in env_fields}
         env = env_cls.from_kwargs(**values)
         config = env.config.as_dict()
+        versions = env.versions()
         for t in env.tasks(self.config.split, self.config.num_tasks):
-            ep = env.episode(t)
-            try:
-                prompt, system_prompt = ep.prompt, ep.system_prompt
-            finally:
-                ep.close()
+            info = env.task_info(t)  # prompts and labels, without building the world
             data = EpisodeData(
-                id=t.id, name=f"{env_id} {t.id}", prompt=prompt, system_prompt=system_prompt,
-                env_id=env_id, env_config=config, seed=t.seed, split=t.split, index=t.index,
+                id=t.id, name=f"{env_id} {t.id}", prompt=info.prompt,
+                system_prompt=info.system_prompt, env_id=env_id, env_config=config, seed=t.seed,
+                split=t.split, index=t.index, metadata=info.metadata, versions=versions,
             )  # fmt: skip
             yield task_cls(data, self.config.task)
 
