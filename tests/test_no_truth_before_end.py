@@ -24,7 +24,7 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.env import policy_sees_truth
-from datagauntlet.core.gates import score_keys
+from datagauntlet.core.gates import leak_needles
 from datagauntlet.core.replay import next_tool_call
 
 TASKS = 2
@@ -33,7 +33,7 @@ TASKS = 2
 def _needles(env: Any, task: Any) -> list[str]:
     ep = env.episode(task)
     try:
-        return sorted(set(env.truth_values(ep)) | score_keys(env))
+        return leak_needles(env, ep)
     finally:
         ep.close()
 

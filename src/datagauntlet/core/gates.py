@@ -206,7 +206,7 @@ def leak_findings(env: Environment, policy: str, task: Task) -> list[str]:
     """Truth-derived text the agent saw before the end of one episode (score fields included)."""
     ep = env.episode(task)
     try:
-        needles = sorted(set(env.truth_values(ep)) | score_keys(env))
+        needles = leak_needles(env, ep)
     finally:
         _close(ep)
     tape, _score = play_taped(env, policy, task)
@@ -214,6 +214,14 @@ def leak_findings(env: Environment, policy: str, task: Task) -> list[str]:
     for text in tape.before_end:
         found += [n for n in needles if n and n in text]
     return sorted(set(found))
+
+
+def leak_needles(env: Environment, ep: Episode[Any]) -> list[str]:
+    """The truth-derived text of one episode, and the score's field names that its public text
+    (prompts, tool specs) does not already use: a tool argument may share a metric's name."""
+    public = ep.system_prompt + ep.prompt + canonical_json(ep.tool_specs)
+    keys = {k for k in score_keys(env) if k not in public}
+    return sorted(set(env.truth_values(ep)) | keys)
 
 
 def score_keys(env: Environment) -> set[str]:
