@@ -29,6 +29,26 @@ def strict_canonical_json(value: Any) -> str:
         raise ValueError(str(exc) or type(exc).__name__) from None
 
 
+def text_sha256(text: str, chunk: int = 1 << 20) -> str:
+    """sha256 of `text` as UTF-8, encoded a slice at a time (no second copy of a large text)."""
+    digest = hashlib.sha256()
+    for start in range(0, len(text), chunk):
+        digest.update(text[start : start + chunk].encode("utf-8", "surrogatepass"))
+    return digest.hexdigest()
+
+
+def bounded_args(args: Any, text: str, limit: int) -> Any:
+    """`args` itself when its canonical `text` is at most `limit` characters; else a stand-in
+    under `limit` that commits to it: a prefix of half the limit, the full length and a sha256
+    of the text.
+
+    Refused calls are logged like this: the log must say what was sent, but a client that
+    sends 24 MB bodies over and over must not make the log keep every one of them."""
+    if len(text) <= limit:
+        return args
+    return {"_preview": text[: limit // 2], "_characters": len(text), "_sha256": text_sha256(text)}
+
+
 def _digest(entry: Entry, args_json: str) -> str:
     head = canonical_json({k: v for k, v in entry.body().items() if k != "args"})
     # surrogatepass: a lone surrogate an agent sent (legal in JSON text) must not crash the log.
@@ -46,8 +66,8 @@ class Entry:
     hash: str = ""
     # Env-specific facts about the call (e.g. tables a query read); part of the hashed body.
     detail: dict[str, Any] = field(default_factory=dict)
-    # The arguments' canonical text, made once per call: a large submission is serialised once,
-    # not at every hash. chain_intact re-derives it from `args`.
+    # The arguments' canonical text, made once per call and dropped once the entry is closed:
+    # a large submission is serialised once, and not kept twice. chain_intact re-derives it.
     args_json: str = field(default="", repr=False, compare=False)
 
     def body(self) -> dict[str, Any]:
@@ -97,6 +117,16 @@ class ActionLog:
         if detail:
             entry.detail = detail
         entry.hash = _digest(entry, entry.args_json)
+        entry.args_json = ""
+
+    def bound_newest(self, limit: int) -> None:
+        """Replace the open newest entry's arguments by `bounded_args` (for a call that was
+        refused once its handler ran: nothing happened, so only a trace of it is kept)."""
+        entry = self.entries[-1]
+        logged = bounded_args(entry.args, entry.args_json, limit)
+        if logged is not entry.args:
+            entry.args = logged
+            entry.args_json = canonical_json(logged)
 
     def executed(self, tool: str | None = None) -> list[Entry]:
         return [e for e in self.entries if e.executed and (tool is None or e.tool == tool)]
