@@ -6,12 +6,13 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint format bench gates mutants clean
 
-# The package, then one thin distribution per env (environments/<id>/, its verifiers module).
+# The package, then one thin distribution per env (environments/<id>/, its verifiers module),
+# installed as real files: an editable finder would lose to tests/<env>/ on sys.path.
 $(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
-	$(BIN)/python -m pip install --quiet --no-deps $(addprefix -e ,$(wildcard environments/*))
+	$(BIN)/python -m pip install --quiet --no-deps $(wildcard environments/*)
 	touch $(STAMP)
 
 run: $(STAMP)
