@@ -51,12 +51,13 @@ class World:
 
     def _make_records(self) -> list[Record]:
         s = self.keyed.stream("records")
+        token, choice, randint = self.keyed.token, s.choice, s.randint  # bound once: hot loop
         out = []
         for i in range(self.config.num_records):
-            rid = "rec_" + self.keyed.token("record-id", i, 12)
-            name = f"{s.choice(_FIRST)} {s.choice(_LAST)}"
-            day = s.randint(1, 28)
-            out.append(Record(rid, s.randint(1, 9_999), name, f"2026-09-{day:02d}"))
+            rid = "rec_" + token("record-id", i, 12)
+            name = f"{choice(_FIRST)} {choice(_LAST)}"
+            day = randint(1, 28)
+            out.append(Record(rid, randint(1, 9_999), name, f"2026-09-{day:02d}"))
         return out
 
     @cached_property
