@@ -237,13 +237,14 @@ def _supervise(
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall_s = time.monotonic() - start
     _kill_group(proc.pid)  # anything left in the group
-    if run_uid is not None:
-        _kill_uid(run_uid)
     cpu_s = rusage.ru_utime + rusage.ru_stime if rusage else 0.0
-    return _result(
+    res = _result(
         proc.returncode, out, err, bytes(chan), supervisor, limits, wall_s, cpu_s, timed_out,
         killed, rusage.ru_maxrss if rusage else 0, ws,
     )  # fmt: skip
+    if run_uid is not None and "seccomp" not in res.walls:
+        _kill_uid(run_uid)  # only without seccomp could the run have made a process at all
+    return res
 
 
 def _kill_group(pgid: int) -> None:
