@@ -93,3 +93,9 @@ def test_tokens_are_the_keyed_blake2b_of_seed_label_index() -> None:
     for label, index in (("cursor", 0), ("record-id", 12), ("cursor", 3), ("record-id", "x")):
         h = hashlib.blake2b(f"7\x00{label}\x00{index}".encode(), digest_size=32, person=b"dg-token")
         assert k.token(label, index, 16) == h.hexdigest()[:16]
+
+
+def test_keyed_draws_past_the_cached_labels_are_the_same_hash() -> None:
+    k = Keyed("s")
+    for label in [f"row-{i}" for i in range(300)] + ["row-0", "row-299"]:
+        assert k.unit(label, 3) == hash64("s", label, 3) / 2**64

@@ -17,6 +17,7 @@ _DENOM = float(1 << 64)
 
 _EMPTY = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
 # _feed's 4-byte length prefixes of the short texts a counter renders to.
+_MAX_HEADS = 256
 _LENGTH_PREFIX = tuple(n.to_bytes(4, "little") for n in range(32))
 
 
@@ -65,7 +66,7 @@ class Keyed:
     many draws of one kind; each stream's draws depend only on its own label and counter.
     """
 
-    __slots__ = ("_base", "_token_heads", "seed")
+    __slots__ = ("_base", "_heads", "_token_heads", "seed")
 
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
@@ -73,10 +74,17 @@ class Keyed:
         self._base = _EMPTY.copy()
         _feed(self._base, seed)
         self._token_heads: dict[str, hashlib.blake2b] = {}
+        # (seed, label) prefixes of the labels drawn from; bounded, as labels can be made per row.
+        self._heads: dict[str, hashlib.blake2b] = {}
 
     def _hash(self, label: str, index: int | str) -> int:
-        h = self._base.copy()
-        _feed(h, label)
+        head = self._heads.get(label)
+        if head is None:
+            head = self._base.copy()
+            _feed(head, label)
+            if len(self._heads) < _MAX_HEADS:
+                self._heads[label] = head
+        h = head.copy()
         _feed(h, index)
         return int.from_bytes(h.digest(), "little")
 
