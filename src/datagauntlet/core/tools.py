@@ -210,7 +210,7 @@ def compile_check(schema: Any, top: bool = False) -> Check:
     if types is not None and not top:
         names = [types] if isinstance(types, str) else list(types)
         tests = [_CHECK_TYPE[n] for n in names]
-        parts.append(tests[0] if len(tests) == 1 else lambda v: any(t(v) for t in tests))
+        parts.append(_any_of(tests))
     if "enum" in schema and not top:
         allowed = schema["enum"]
         parts.append(lambda v: v in allowed)
@@ -231,9 +231,25 @@ def compile_check(schema: Any, top: bool = False) -> Check:
 def _all_of(parts: list[Check]) -> Check:
     if not parts:
         return lambda v: True
-    if len(parts) == 1:
-        return parts[0]
-    return lambda v: all(p(v) for p in parts)
+    check = parts[-1]
+    for part in reversed(parts[:-1]):  # nested `and`s: cheaper than all() over a generator
+        check = _both(part, check)
+    return check
+
+
+def _both(first: Check, second: Check) -> Check:
+    return lambda v: first(v) and second(v)
+
+
+def _any_of(tests: list[Check]) -> Check:
+    check = tests[-1]
+    for test in reversed(tests[:-1]):
+        check = _either(test, check)
+    return check
+
+
+def _either(first: Check, second: Check) -> Check:
+    return lambda v: first(v) or second(v)
 
 
 def _compile_array(schema: dict[str, Any]) -> Check:
