@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench mutants clean
+.PHONY: run test lint format bench gates mutants clean
 
 # The package, then one thin distribution per env (environments/<id>/, its verifiers module).
 $(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
@@ -32,6 +32,12 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# Every gate of every env over its whole eval and test splits (the tests run a sample).
+gates: $(STAMP)
+	$(BIN)/datagauntlet gates --split eval --workers 2
+	$(BIN)/datagauntlet gates --split test --workers 2
+	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).
 mutants: $(STAMP)

@@ -7,7 +7,9 @@ else, and the same seed gives the same world in any process under any PYTHONHASH
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -189,11 +191,91 @@ class Stream:
         return self._keyed.token(self._label, self._next(), length)
 
 
+# Public splits: anyone with the code can rebuild their worlds (and so their truth). They are
+# for published, comparable tables.
 SPLITS = ("train", "eval", "test")
+# Held-out splits: seeds keyed by a secret, so only its holder can regenerate them. Training and
+# leaderboard evaluation use these.
+HELD_OUT_SPLITS = ("private", "private-train")
+ALL_SPLITS = SPLITS + HELD_OUT_SPLITS
+SECRET_ENV = "DATAGAUNTLET_SECRET"
+SECRET_FILE_ENV = "DATAGAUNTLET_SECRET_FILE"
+MIN_SECRET_BYTES = 16
+
+
+class SecretMissing(ValueError):
+    """A held-out split was asked for without a secret."""
+
+
+def _read_secret() -> bytes | None:
+    path = os.environ.get(SECRET_FILE_ENV)
+    if path:
+        try:
+            data = Path(path).read_bytes().strip()
+        except OSError as exc:
+            raise SecretMissing(f"cannot read the secret file {path!r}: {exc.strerror}") from None
+        if not data:
+            raise SecretMissing(f"the secret file {path!r} is empty")
+    else:
+        text = os.environ.get(SECRET_ENV, "")
+        if not text:
+            return None
+        data = text.strip().encode("utf-8")
+    if len(data) < MIN_SECRET_BYTES:
+        raise SecretMissing(f"the secret must be at least {MIN_SECRET_BYTES} bytes long")
+    return data
+
+
+def _secret_key() -> bytes:
+    """A 64-byte blake2b key derived from the secret; the secret itself is never kept."""
+    data = _read_secret()
+    if data is None:
+        raise SecretMissing(
+            f"held-out splits ({', '.join(HELD_OUT_SPLITS)}) need a secret: set {SECRET_ENV} "
+            "or pass --secret-file PATH"
+        )
+    return hashlib.blake2b(data, digest_size=64, person=b"dg-secret-key").digest()
+
+
+def use_secret_file(path: str | os.PathLike[str]) -> None:
+    """Read held-out seeds from the secret in this file (also in worker processes)."""
+    os.environ[SECRET_FILE_ENV] = os.fspath(path)
+    _secret_key()  # fail now, with the reason, rather than at the first held-out task
+
+
+def has_secret() -> bool:
+    return _read_secret() is not None
+
+
+def is_held_out(split: str) -> bool:
+    return split in HELD_OUT_SPLITS
+
+
+def check_split(split: str, extra: Sequence[str] = ()) -> None:
+    """A ValueError naming the choices for a split that does not exist."""
+    if split in ALL_SPLITS or split in extra:
+        return
+    choices = ", ".join((*ALL_SPLITS, *extra))
+    raise ValueError(f"unknown split {split!r}; expected one of {choices}")
+
+
+def split_key(env_id: str, split: str) -> str:
+    """A label for split-wide draws (e.g. the order of families in a split). Public splits use
+    their name; a held-out split's label is keyed by the secret, so even which family sits at
+    which index cannot be rebuilt without it."""
+    if not is_held_out(split):
+        return split
+    h = hashlib.blake2b(key=_secret_key(), digest_size=16, person=b"dg-split-key")
+    h.update(f"{env_id}\x00{split}".encode())
+    return f"{split}:{h.hexdigest()}"
 
 
 def task_seed(env_id: str, split: str, index: int) -> int:
-    """The seed of task `index` of `split`: each split is its own hash stream."""
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    """The seed of task `index` of `split`: each split is its own hash stream. Held-out seeds
+    are a keyed blake2b (a MAC) of (env, split, index) under the secret."""
+    check_split(split)
+    if is_held_out(split):
+        h = hashlib.blake2b(key=_secret_key(), digest_size=8, person=b"dg-held-out")
+        h.update(f"{env_id}\x00{split}\x00{index}".encode())
+        return int.from_bytes(h.digest(), "little") >> 1
     return hash64("task-seed", env_id, split, index) >> 1  # 63 bits: fits a signed int64

@@ -3,7 +3,8 @@
     GET  /records[?cursor=C]   a page; 429 with no Retry-After once the quota is spent;
                                 a timeout is a real stall, then 504
     POST /submit               {"records": [...]}: accepted once
-    GET  /score                the episode's score (reward 0 until a submission)
+    GET  /score                the episode's score, once it is over (409 before: a score
+                                mid-episode would show the true record count)
 
 Every request goes through `Episode.call`, so the HTTP API and the in-process tools share one
 world, one action log and one grader. Only the request handling lives here; the `serve` door
@@ -30,6 +31,8 @@ def handle(ep: Episode[Any], request: HttpRequest) -> HttpResponse:
             return HttpResponse(504, response.body, ep.env.config.http_timeout_seconds)
         return response
     if request.method == "GET" and request.path == "/score":
+        if not ep.done:
+            return HttpResponse(409, {"error": "the score is shown once the episode is over"})
         return HttpResponse(200, ep.score().as_dict())
     if request.method == "POST" and request.path == "/submit":
         try:
