@@ -50,9 +50,22 @@ def bounded_args(args: Any, text: str, limit: int) -> Any:
 
 
 def _digest(entry: Entry, args_json: str) -> str:
-    head = canonical_json({k: v for k, v in entry.body().items() if k != "args"})
+    # Every field but the arguments (already text); sort_keys orders them as body() would.
+    head = canonical_json(
+        {
+            "seq": entry.seq,
+            "tool": entry.tool,
+            "executed": entry.executed,
+            "summary": entry.summary,
+            "detail": entry.detail,
+            "prev_hash": entry.prev_hash,
+        }
+    )
     # surrogatepass: a lone surrogate an agent sent (legal in JSON text) must not crash the log.
-    return hashlib.sha256(f"{head}\n{args_json}".encode("utf-8", "surrogatepass")).hexdigest()
+    # Two updates hash the same bytes as one of head + "\n" + args, without copying the args.
+    h = hashlib.sha256(head.encode("utf-8", "surrogatepass") + b"\n")
+    h.update(args_json.encode("utf-8", "surrogatepass"))
+    return h.hexdigest()
 
 
 @dataclass
@@ -88,23 +101,32 @@ class Entry:
 class ActionLog:
     """Append-only; `open_entry` is called before the effect, `close_entry` records the outcome.
 
-    The hash is computed when the entry is closed, so the summary of the result is covered too.
-    An entry that is opened but never closed (the tool crashed) is closed as not executed.
+    An entry is hashed once, when it is closed, so the summary of the result is covered too.
+    An entry left open (its tool raised past the episode) is sealed as it stands, pending and
+    not executed, before anything reads the chain or a later entry links to it.
     """
 
     def __init__(self) -> None:
         self.entries: list[Entry] = []
+        self._unsealed: Entry | None = None
+
+    def _seal_open(self) -> None:
+        entry = self._unsealed
+        if entry is not None:
+            self._unsealed = None
+            entry.hash = _digest(entry, entry.args_json)
 
     def __len__(self) -> int:
         return len(self.entries)
 
     def open_entry(self, tool: str, args: Any, args_json: str | None = None) -> Entry:
         """`args_json`, when given, must be canonical_json(args) (saves serialising twice)."""
+        self._seal_open()
         prev = self.entries[-1].hash if self.entries else GENESIS
         text = canonical_json(args) if args_json is None else args_json
         entry = Entry(len(self.entries), tool, args, False, "pending", prev, args_json=text)
-        entry.hash = _digest(entry, text)
         self.entries.append(entry)
+        self._unsealed = entry
         return entry
 
     def close_entry(
@@ -116,6 +138,7 @@ class ActionLog:
         entry.summary = summary
         if detail:
             entry.detail = detail
+        self._unsealed = None
         entry.hash = _digest(entry, entry.args_json)
         entry.args_json = ""
 
@@ -132,6 +155,7 @@ class ActionLog:
         return [e for e in self.entries if e.executed and (tool is None or e.tool == tool)]
 
     def chain_intact(self) -> bool:
+        self._seal_open()
         prev = GENESIS
         for i, entry in enumerate(self.entries):
             digest = _digest(entry, canonical_json(entry.args))
@@ -141,4 +165,5 @@ class ActionLog:
         return True
 
     def as_list(self) -> list[dict[str, Any]]:
+        self._seal_open()
         return [e.as_dict() for e in self.entries]

@@ -18,6 +18,9 @@ _DENOM = float(1 << 64)
 
 
 _EMPTY = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+# _feed's 4-byte length prefixes of the short texts a counter renders to.
+_MAX_HEADS = 256
+_LENGTH_PREFIX = tuple(n.to_bytes(4, "little") for n in range(32))
 
 
 def _feed(h: hashlib.blake2b, part: object) -> None:
@@ -65,17 +68,25 @@ class Keyed:
     many draws of one kind; each stream's draws depend only on its own label and counter.
     """
 
-    __slots__ = ("_base", "seed")
+    __slots__ = ("_base", "_heads", "_token_heads", "seed")
 
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
         # The seed's part of the hash is fed once; each draw copies it (same digest as hash64).
         self._base = _EMPTY.copy()
         _feed(self._base, seed)
+        self._token_heads: dict[str, hashlib.blake2b] = {}
+        # (seed, label) prefixes of the labels drawn from; bounded, as labels can be made per row.
+        self._heads: dict[str, hashlib.blake2b] = {}
 
     def _hash(self, label: str, index: int | str) -> int:
-        h = self._base.copy()
-        _feed(h, label)
+        head = self._heads.get(label)
+        if head is None:
+            head = self._base.copy()
+            _feed(head, label)
+            if len(self._heads) < _MAX_HEADS:
+                self._heads[label] = head
+        h = head.copy()
         _feed(h, index)
         return int.from_bytes(h.digest(), "little")
 
@@ -109,8 +120,13 @@ class Keyed:
 
     def token(self, label: str, index: int | str, length: int = 12) -> str:
         """An opaque lowercase hex token: unguessable without the seed, stable with it."""
-        h = hashlib.blake2b(digest_size=32, person=b"dg-token")
-        h.update(f"{self.seed}\x00{label}\x00{index}".encode())
+        head = self._token_heads.get(label)
+        if head is None:  # the (seed, label) part is hashed once per label, not per token
+            head = hashlib.blake2b(digest_size=32, person=b"dg-token")
+            head.update(f"{self.seed}\x00{label}\x00".encode())
+            self._token_heads[label] = head
+        h = head.copy()
+        h.update(str(index).encode())
         return h.hexdigest()[:length]
 
     def stream(self, label: str) -> Stream:
@@ -120,32 +136,50 @@ class Keyed:
 class Stream:
     """Sequential draws under one label; the n-th draw is keyed by (seed, label, n)."""
 
-    __slots__ = ("_keyed", "_label", "_n")
+    __slots__ = ("_head", "_keyed", "_label", "_n")
 
     def __init__(self, keyed: Keyed, label: str) -> None:
         self._keyed = keyed
         self._label = label
         self._n = 0
+        # (seed, label) fed once: each draw copies it and feeds only n (same digest as _hash).
+        self._head = keyed._base.copy()
+        _feed(self._head, label)
 
     def _next(self) -> int:
         n = self._n
         self._n += 1
         return n
 
+    def _draw(self) -> int:
+        n = self._n
+        self._n = n + 1
+        data = b"%d" % n  # == str(n).encode(): the bytes _feed would give
+        h = self._head.copy()
+        h.update(_LENGTH_PREFIX[len(data)] + data)
+        return int.from_bytes(h.digest(), "little")
+
     def unit(self) -> float:
-        return self._keyed.unit(self._label, self._next())
+        return self._draw() / _DENOM
 
     def chance(self, p: float) -> bool:
         return self.unit() < p
 
     def randint(self, lo: int, hi: int) -> int:
-        return self._keyed.randint(self._label, self._next(), lo, hi)
+        """An integer in [lo, hi], both ends included."""
+        drawn = self._draw()  # the counter moves even on a refused range
+        if hi < lo:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        return lo + drawn % (hi - lo + 1)
 
     def uniform(self, lo: float, hi: float) -> float:
         return lo + (hi - lo) * self.unit()
 
     def choice(self, options: Sequence[T]) -> T:
-        return self._keyed.choice(self._label, self._next(), options)
+        drawn = self._draw()
+        if not options:
+            raise ValueError("choice from an empty sequence")
+        return options[drawn % len(options)]
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         return self._keyed.shuffled(f"{self._label}#{self._next()}", items)
