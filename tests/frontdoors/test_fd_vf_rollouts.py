@@ -201,3 +201,27 @@ def test_rollouts_sharing_one_task_object_get_worlds_of_their_own(mock_model: An
     for trace in traces:
         assert_trace_matches(trace, expected)
     assert len(WORLDS) == live
+
+
+@pytest.mark.parametrize("harness", ["mini_swe_agent", "terminus_2"])
+def test_a_harness_without_mcp_is_refused_by_verifiers_own_check(harness: str) -> None:
+    import verifiers.v1 as vf
+
+    from datagauntlet.frontdoors.vf.taskset import NO_WORLD_URL, EpisodeTask
+
+    # outside a rollout the tasks declare their toolset all the same, so the check sees it
+    (toolset,) = EpisodeTask.toolsets(vf.TaskConfig())
+    assert toolset.config.url == NO_WORLD_URL
+    (task,) = load_tasks("dirty-integration", 1)
+    live = len(WORLDS)
+    agent = vf.Agent(
+        vf.AgentConfig(
+            model="careful",
+            client=vf.EvalClientConfig(base_url="http://127.0.0.1:9/v1", api_key_var="DG_NO_KEY"),
+            harness={"id": harness},
+            runtime=vf.SubprocessConfig(),
+        )
+    )
+    with pytest.raises(ValueError, match="does not support MCP tools"):
+        asyncio.run(agent.run(task))
+    assert len(WORLDS) == live  # refused before any world was made
