@@ -14,7 +14,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import functools
 import hashlib
@@ -22,6 +21,7 @@ import json
 import math
 import types
 import typing
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
@@ -38,15 +38,28 @@ from datagauntlet.frontdoors.loop import max_turns_of
 from datagauntlet.frontdoors.vf.env import check_local
 from datagauntlet.frontdoors.vf.rescore import final_answer_of, replay_score
 from datagauntlet.frontdoors.vf.tool_server import NO_WORLD_URL, tool_server
-from datagauntlet.frontdoors.vf.worlds import WORLDS
+from datagauntlet.frontdoors.vf.worlds import WORLDS, new_world_key
 
-# verifiers calls `Task.toolsets` right after `Task.setup`, in the same rollout coroutine; this
-# carries the new world's key between the two without putting it anywhere a model can read.
-# Outside a rollout (verifiers' pre-checks) the toolset is declared all the same, at an
-# address that serves nothing, so those checks see that the tasks have tools.
-_new_world: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "dg_new_world", default=None
-)
+# One world key per rollout, made by whichever of `Task.setup` and `Task.toolsets` asks first:
+# verifiers runs both in the rollout's own asyncio task, so the key is looked up by that task,
+# never by call order, and never put anywhere a model can read. Outside any task (a check on
+# the class) the toolset is declared all the same, at an address that serves nothing, so that
+# verifiers' pre-checks see that the tasks have tools.
+_rollout_keys: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = weakref.WeakKeyDictionary()
+
+
+def rollout_world_key() -> str | None:
+    """The current rollout's world key (None outside an asyncio task)."""
+    try:
+        rollout = asyncio.current_task()
+    except RuntimeError:
+        return None
+    if rollout is None:
+        return None
+    if rollout not in _rollout_keys:
+        _rollout_keys[rollout] = new_world_key()
+    return _rollout_keys[rollout]
+
 
 RESERVED = {"id", "task", "system_prompt", "split", "num_tasks"}
 
@@ -108,9 +121,9 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     async def setup(self, trace: Trace, runtime: Any) -> None:
         check_local(runtime)
         live = await LiveEpisode.open(self.environment(), self.dg_task())
-        key = WORLDS.put(live)
+        key = rollout_world_key() or new_world_key()
+        WORLDS.put(live, key)
         trace.state.world_key = key
-        _new_world.set(key)
         # verifiers skips `finalize` when a rollout fails (a dead endpoint, a harness error):
         # the world is then freed when the rollout's asyncio task ends, whatever its outcome
         rollout = asyncio.current_task()
@@ -119,7 +132,7 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
 
     @classmethod
     def toolsets(cls, config: vf.TaskConfig) -> list[Toolset]:
-        key = _new_world.get()
+        key = rollout_world_key()
         url = tool_server().url_for(key) if key else NO_WORLD_URL
         return [WorldToolset(ToolsetConfig(url=url))]
 
