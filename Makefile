@@ -6,14 +6,16 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint format bench mutants clean
 
-$(STAMP): pyproject.toml
+# The package, then one thin distribution per env (environments/<id>/, its verifiers module).
+$(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
+	$(BIN)/python -m pip install --quiet --no-deps $(addprefix -e ,$(wildcard environments/*))
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/datagauntlet calibrate
+	$(BIN)/datagauntlet calibrate --report runs/report.html
 
 test: $(STAMP)
 	$(BIN)/ruff check .

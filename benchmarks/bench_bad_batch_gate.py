@@ -9,6 +9,8 @@ import sys
 import time
 from pathlib import Path
 
+from benchlib import Report
+
 import datagauntlet as dg
 from datagauntlet.envs.bad_batch_gate.generator import generate
 from datagauntlet.envs.bad_batch_gate.world import Warehouse
@@ -26,10 +28,9 @@ def rss_mib() -> float:
     return pages * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def per_agent(env: dg.Environment, label: str, repeat: int = 3) -> float:
+def per_agent(env: dg.Environment, label: str, report: Report, repeat: int = 3) -> float:
     tasks = env.tasks("eval")
     total = 0.0
-    print(f"\n{label}: {len(tasks)} cases, episodes per second (best of {repeat})")
     for name, policy in env.policies().items():
         best = float("inf")
         for _ in range(repeat):
@@ -40,12 +41,12 @@ def per_agent(env: dg.Environment, label: str, repeat: int = 3) -> float:
                 ep.score()
             best = min(best, time.perf_counter() - start)
         total += best
-        print(f"  {name:22s} {len(tasks) / best:8.0f} /s")
-    print(f"  all {len(env.policies())} policies x {len(tasks)} cases: {total:.3f} s")
+        report.add(f"{label}: {name}", len(tasks) / best, f"episodes/s (best of {repeat})")
+    report.add(f"{label}: all {len(env.policies())} policies x {len(tasks)} cases", total, "s")
     return total
 
 
-def setup_time() -> None:
+def setup_time(report: Report) -> None:
     env = dg.make("bad-batch-gate")
     tasks = env.tasks("test")
     cases = [env.case(t) for t in tasks]
@@ -58,12 +59,11 @@ def setup_time() -> None:
     for t in tasks:
         generate(t.split, t.index, t.seed, False)
     gen = (time.perf_counter() - start) / len(tasks)
-    print(
-        f"\nworld set-up: warehouse {warehouse * 1000:.2f} ms, case generation {gen * 1000:.2f} ms"
-    )
+    report.add("world set-up: warehouse", warehouse * 1000, "ms")
+    report.add("world set-up: case generation", gen * 1000, "ms")
 
 
-def memory() -> None:
+def memory(report: Report) -> None:
     env = dg.make("bad-batch-gate")
     tasks = (env.tasks("test") + env.tasks("train")) * 2
     gc.collect()
@@ -75,22 +75,22 @@ def memory() -> None:
         live.append(ep)
     gc.collect()
     grew = rss_mib() - before
-    print(
-        f"\n{len(live)} live episodes (careful played): +{grew:.0f} MiB, "
-        f"{grew * 1024 / len(live):.0f} KiB each"
-    )
+    report.add(f"{len(live)} live episodes (careful played)", grew, "MiB")
+    report.add("memory per live episode", grew * 1024 / len(live), "KiB")
 
 
 def main() -> int:
-    print(f"python {sys.version.split()[0]}, one process, one core")
+    report = Report("bad-batch-gate speed")
+    report.note(f"python {sys.version.split()[0]}, one process, one core")
     if FIXTURE.is_file():
-        per_agent(dg.make("bad-batch-gate", cases=str(FIXTURE)), "original fixture")
+        per_agent(dg.make("bad-batch-gate", cases=str(FIXTURE)), "original fixture", report)
     else:
-        print(f"(fixture not found at {FIXTURE}; skipping its figures)")
-    per_agent(dg.make("bad-batch-gate"), "generated eval (standard)")
-    per_agent(dg.make("bad-batch-gate", families="extended"), "generated eval (extended)")
-    setup_time()
-    memory()
+        report.note(f"fixture not found at {FIXTURE}: its figures skipped")
+    per_agent(dg.make("bad-batch-gate"), "generated eval (standard)", report)
+    per_agent(dg.make("bad-batch-gate", families="extended"), "generated eval (extended)", report)
+    setup_time(report)
+    memory(report)
+    report.show()
     return 0
 
 

@@ -13,6 +13,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchlib import Report
+
 import datagauntlet as dg
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.csvio import read_csv, write_csv
@@ -45,7 +47,7 @@ def ten_operations(oracle: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return rest[: 10 - len(dedupe)] + dedupe
 
 
-def bench_family(family: str, rows: int) -> None:
+def bench_family(family: str, rows: int, report: Report) -> None:
     env = dg.make("dataclean", family=family, rows=rows)
     task = env.tasks("eval", 1)[0]
     start = time.perf_counter()
@@ -64,11 +66,11 @@ def bench_family(family: str, rows: int) -> None:
     t_score, score = best_of(
         lambda: grade(world.truth, world.dirty, out, fam.PRIMARY_KEY, editable, len(full))
     )
-    print(f"{family}: {len(world.dirty):,} rows x {len(world.family.names)} columns")
-    print(f"  generate the task                      {gen:7.3f} s")
-    print(f"  10-operation program                   {t_ten:7.3f} s")
-    print(f"  careful program ({len(full)} ops, {passes:2d} col passes) {t_full:7.3f} s")
-    print(f"  score the result                       {t_score:7.3f} s  (reward {score.reward})")
+    shape = f"{family} ({len(world.dirty):,} rows x {len(world.family.names)} columns)"
+    report.add(f"{shape}: generate the task", gen, "s")
+    report.add(f"{family}: 10-operation program", t_ten, "s")
+    report.add(f"{family}: careful program ({len(full)} ops, {passes} column passes)", t_full, "s")
+    report.add(f"{family}: score the result (reward {score.reward})", t_score, "s")
     if family != "crm":
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -83,13 +85,15 @@ def bench_family(family: str, rows: int) -> None:
             write_csv(result, dst)
 
         t_cli, _ = best_of(cli)
-    print(f"  CSV read+validate+run+write            {t_cli:7.3f} s  ({size:.1f} MB file)")
+    report.add(f"{family}: CSV read+validate+run+write ({size:.1f} MB file)", t_cli, "s")
 
 
 def main(rows: int = 100_000) -> None:
-    print(f"dataclean benchmark: {rows:,} unique rows, one process\n")
+    report = Report(f"dataclean speed: {rows:,} unique rows, one process")
+    report.note("targets: a 10-operation program and scoring each under 1 s on one core")
     for family in ("crm", "orders", "inventory"):
-        bench_family(family, rows)
+        bench_family(family, rows, report)
+    report.show()
 
 
 if __name__ == "__main__":

@@ -166,6 +166,8 @@ def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int) -> dict[
 
 
 def main() -> None:
+    from benchlib import Report  # before this folder leaves sys.path
+
     # `python benchmarks/bench_frontdoors.py` puts this folder first on sys.path (see above)
     sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -202,7 +204,9 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    print(json.dumps(report, indent=2, default=lambda v: round(v, 1)))
+    table = Report(f"front doors: {args.env}")
+    table.add_nested("", {k: v for k, v in report.items() if k != "env"})
+    table.show()
 
 
 if __name__ == "__main__":

@@ -1,4 +1,9 @@
-"""Every table the README shows between generated-table markers is the code's current output."""
+"""Every table the README shows between generated-table markers is the code's current output.
+
+Three kinds of block, one test: `calibration:ENV` (the calibration table of an env),
+`components:ENV:CONFIG` (where its reward is lost under one config), and `table:ENV:NAME` (a
+table the env builds with `core/report.py`, named in its `report_tables`).
+"""
 
 from __future__ import annotations
 
@@ -13,12 +18,17 @@ from datagauntlet.core.report import components_table, markdown_table
 from datagauntlet.core.runner import CalibrationRow, calibrate
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-BLOCK = re.compile(r"<!-- (calibration|components):(\S+?) -->\n(.*?)\n<!-- /\1:\2 -->", re.S)
+BLOCK = re.compile(r"<!-- (calibration|components|table):(\S+?) -->\n(.*?)\n<!-- /\1:\2 -->", re.S)
 
 
 @cache
 def _rows(env_id: str) -> tuple[CalibrationRow, ...]:
     return tuple(calibrate(dg.make(env_id)))
+
+
+@cache
+def _env_tables(env_id: str) -> dict[str, object]:
+    return dict(dg.make(env_id).report_tables())
 
 
 def _blocks() -> list[tuple[str, str, str]]:
@@ -30,13 +40,23 @@ def test_every_env_has_a_calibration_table(env_id: str) -> None:
     assert f"<!-- calibration:{env_id} -->" in README
 
 
+@pytest.mark.parametrize("env_id", dg.list_envs())
+def test_every_table_an_env_supplies_is_in_the_readme(env_id: str) -> None:
+    for name in _env_tables(env_id):
+        assert f"<!-- table:{env_id}:{name} -->" in README
+
+
 @pytest.mark.parametrize(
     ("kind", "key", "table"), _blocks(), ids=[f"{k}:{e}" for k, e, _ in _blocks()]
 )
 def test_readme_table_matches_code(kind: str, key: str, table: str) -> None:
     if kind == "calibration":
         assert table == markdown_table(_rows(key))
-    else:
+    elif kind == "components":
         env_id, _, label = key.partition(":")
         config = dict(pair.split("=", 1) for pair in label.split(","))
         assert table == components_table(_rows(env_id), config)
+    else:
+        env_id, _, name = key.partition(":")
+        build = _env_tables(env_id)[name]
+        assert table == build(), f"README table {key} is stale; regenerate it"  # type: ignore[operator]

@@ -12,8 +12,8 @@ import datagauntlet as dg
 from datagauntlet.core.runner import run
 from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import CaseFormatError, load_cases
-from datagauntlet.envs.bad_batch_gate.registration import MAX_CALLS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.registration import MAX_CALLS
 
 
 def test_registered() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -30,6 +31,8 @@ class ToyEpisode(Episode[ToyConfig]):
         self.secret = task.seed % 100
         self.answered: int | None = None
         self.peeks = 0
+        self.view = {"n": self.secret}
+        self.closes = 0
 
     system_prompt = "toy"  # type: ignore[assignment]
     prompt = "find the number"  # type: ignore[assignment]
@@ -37,6 +40,8 @@ class ToyEpisode(Episode[ToyConfig]):
     @tool("see the number")
     def peek(self) -> dict[str, Any]:
         self.peeks += 1
+        if self.flaw == "aliased-result":
+            return self.view  # the grader's own dict: a caller can edit the truth
         return {"n": self.secret}
 
     @tool("give the number", params({"n": {"type": "integer", "description": "n"}}))
@@ -46,6 +51,8 @@ class ToyEpisode(Episode[ToyConfig]):
         return {"ok": True}
 
     def _grade(self) -> Score:
+        if self.flaw == "aliased-result":
+            return Score.build(WEIGHTS, {"right": float(self.answered == self.view.get("n"))})
         if self.flaw == "credit-for-nothing":
             return Score.build(WEIGHTS, {"right": 0.5})
         return Score.build(WEIGHTS, {"right": float(self.answered == self.secret)})
@@ -58,6 +65,27 @@ class ToyEpisode(Episode[ToyConfig]):
         if self.flaw == "mutating-refusal" and name == "no_such_tool":
             self.answered = -1
         return super().call(name, args)
+
+    def close(self) -> None:
+        self.closes += 1
+        if self.flaw == "fragile-close" and self.closes > 1:
+            raise RuntimeError("already closed")
+        super().close()
+
+    def _refuse(self, name: str, args: Any, message: str) -> dict[str, Any]:
+        if self.flaw == "hoarding-refusals":  # keeps everything it was sent
+            entry = self.log.open_entry(name, args if isinstance(args, (dict, str)) else repr(args))
+            self.log.close_entry(entry, False, message[:100])
+            return {"error": message}
+        return super()._refuse(name, args, message)
+
+    def score(self) -> Score:
+        score = super().score()
+        return dataclasses.replace(score, stamp={}) if self.flaw == "unstamped" else score
+
+
+class LegacyEpisode(ToyEpisode):
+    TOOLS = ("peek", "answer", "reveal")  # declared in one place, handled in another
 
 
 def good(ep: Episode) -> None:
@@ -76,6 +104,8 @@ class ToyEnv(Environment):
     reference = "good"
 
     def episode(self, task: Task) -> ToyEpisode:
+        if self.config.flaw == "legacy-tools":
+            return LegacyEpisode(self, task)
         return ToyEpisode(self, task)
 
     def policies(self) -> dict[str, Policy]:
@@ -95,8 +125,22 @@ def test_a_sound_env_passes() -> None:
         ("credit-for-nothing", "with no calls scored"),
         ("mutating-refusal", "changed the world"),
         ("cheat", "not replayable"),
+        ("aliased-result", "results share no state with the world"),
+        ("legacy-tools", "declarations without handlers"),
+        ("fragile-close", "close is safe twice"),
+        ("hoarding-refusals", "refused calls keep bounded data in the log"),
+        ("unstamped", "every score carries a version stamp"),
     ],
 )
 def test_broken_promises_are_caught(flaw: str, message: str) -> None:
     with pytest.raises(ConformanceError, match=message):
         check_env(ToyEnv(ToyConfig(flaw=flaw)))
+
+
+def test_every_check_is_reported_by_name() -> None:
+    report = check_env(ToyEnv(ToyConfig()))
+    assert report.passed and len(report.names()) == len(set(report.names())) >= 19
+    assert "ok   every declared tool has a handler" in str(report)
+    broken = check_env(ToyEnv(ToyConfig(flaw="unstamped")), raise_on_failure=False)
+    assert [r.name for r in broken.failures()] == ["every score carries a version stamp"]
+    assert broken.as_dict()["passed"] is False

@@ -13,6 +13,9 @@ HEAVY = (
     "httpx",
     "aiohttp",
     "rich",
+    "plotly",
+    "ray",
+    "websockets",
 )
 
 

@@ -246,3 +246,19 @@ def test_the_runner_closes_every_episode() -> None:
     results = runner.run(env, ["careful"], env.tasks("eval", 4))
     assert [r.reward for r in results] == [1.0] * 4
     assert EVENTS.count("release") == 4 == EVENTS.count("close a")
+
+
+def test_a_refused_call_keeps_a_bounded_preview_of_what_it_was_sent() -> None:
+    from datagauntlet.core.action_log import canonical_json
+    from datagauntlet.core.episode import REFUSED_ARGS_CHARS
+
+    ep = episode()
+    ep.call("no_such_tool", {"blob": "x" * 1_000_000})
+    ep.call("bump", "{" + "y" * 1_000_000)
+    ep.call("z" * 100_000, {})
+    ep.call("bump", {"by": "small"})  # small refusals keep their arguments whole
+    big, text, name, small = ep.log.entries
+    assert big.args["_characters"] == len(canonical_json({"blob": "x" * 1_000_000}))
+    assert len(canonical_json(big.args)) < REFUSED_ARGS_CHARS
+    assert len(canonical_json(text.args)) < REFUSED_ARGS_CHARS and len(name.tool) <= 200
+    assert small.args == {"by": "small"} and ep.log.chain_intact()

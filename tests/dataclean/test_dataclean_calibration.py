@@ -16,8 +16,6 @@ from datagauntlet.core.runner import CalibrationRow, play
 from datagauntlet.envs.dataclean import program
 from datagauntlet.envs.dataclean.report import (
     calibration_rows,
-    component_table,
-    reward_table,
 )
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -33,12 +31,6 @@ def section() -> str:
     match = re.search(r"<!-- dataclean:start -->(.*)<!-- dataclean:end -->", text, re.S)
     assert match, "README has the dataclean section"
     return match.group(1)
-
-
-def test_readme_tables_are_the_code_output(rows: dict[str, list[CalibrationRow]]) -> None:
-    text = section()
-    assert reward_table(rows) in text
-    assert component_table(rows) in text
 
 
 def test_oracle_is_perfect_noop_near_point_four_generic_capped(

@@ -16,18 +16,18 @@ import datagauntlet as dg
 from datagauntlet.core.seeding import HashPrefix, hash64
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.generator import World, generate
+from datagauntlet.envs.dataclean.generator import CleaningTask, generate
 from datagauntlet.envs.dataclean.policies import read_policy
 
 ENV = dg.make("dataclean")
 
 
-def worlds(split: str = "eval", n: int = 30, **config: object) -> list[World]:
+def worlds(split: str = "eval", n: int = 30, **config: object) -> list[CleaningTask]:
     env = ENV.with_config(**config) if config else ENV
     return [generate(t.seed, env.config) for t in env.tasks(split, n)]
 
 
-def digest(world: World) -> str:
+def digest(world: CleaningTask) -> str:
     body = [world.truth.rows(), world.dirty.rows(), world.policy_text]
     return hashlib.sha256(json.dumps(body).encode()).hexdigest()
 

@@ -178,7 +178,9 @@ def test_the_scripted_model_leaves_no_episode_open(resources: Resources, mock_mo
     env = dg.make("dataclean")
     server = mock_model(env, final_answer=True)
     resources.threads = threading.active_count()
-    body = json.dumps({"model": "x", "messages": [{"role": "user", "content": "hi"}]}).encode()
+    body = json.dumps(
+        {"model": "default", "messages": [{"role": "user", "content": "hi"}]}
+    ).encode()
     for _ in range(ROLLOUTS):
         req = urllib.request.Request(f"{server.base_url}/chat/completions", data=body)
         with urllib.request.urlopen(req, timeout=10) as resp:

@@ -317,3 +317,33 @@ def test_mcp_episode_tools_stay_on_one_thread() -> None:
 
     result = asyncio.run(go())
     assert "score" in result and len(set(seen)) == 1
+
+
+def test_every_record_and_the_summary_carry_the_versions(tmp_path: Path) -> None:
+    env = dg.make("bad-batch-gate")
+    args = ["eval", "--env", env.id, "-n", "3", "-r", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    records = _results(tmp_path)
+    tasks = {t.id: t for t in env.tasks("eval", 3)}
+    for record in records:
+        live = LiveEpisode.open_sync(env, tasks[record["task_id"]])
+        try:
+            assert record["versions"] == live.run_sync(lambda ep: ep.version_stamp())
+        finally:
+            live.close_sync()
+        assert record["versions"]["env_version"] == env.registration.version
+    summary = json.loads((tmp_path / "summary.json").read_text())
+    assert summary["versions"] == env.versions()
+    assert len(summary["tasks_hash"]) == 32
+    assert len({r["versions"]["task_hash"] for r in records}) == 3  # one per task
+
+
+def test_resume_refuses_results_of_other_versions(tmp_path: Path) -> None:
+    args = ["eval", "--env", "dirty-integration", "-n", "2", "--out", str(tmp_path)]
+    assert main(args) == 0
+    path = tmp_path / "results.jsonl"
+    records = [json.loads(line) for line in path.read_text().splitlines()]
+    records[0]["versions"]["env_version"] = "0"  # a run of an older grader
+    records[1]["status"] = "failed"
+    path.write_text("".join(json.dumps(r) + "\n" for r in records))
+    assert main([*args, "--resume"]) == 2

@@ -30,11 +30,11 @@ def test_json_and_sse_give_the_same_tool_call(env_id: str, mock_model: Any) -> N
     server = mock_model(env)
     messages, tools = _opening(env)
     client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
-    plain = client.chat.completions.create(model="any", messages=messages, tools=tools)
+    plain = client.chat.completions.create(model="default", messages=messages, tools=tools)
     call = plain.choices[0].message.tool_calls[0]
     assert plain.choices[0].finish_reason == "tool_calls"
     stream = client.chat.completions.create(
-        model="any", messages=messages, tools=tools, stream=True,
+        model="default", messages=messages, tools=tools, stream=True,
         stream_options={"include_usage": True},
     )  # fmt: skip
     name, args, usage = "", "", None
@@ -58,7 +58,7 @@ def test_model_name_picks_the_policy_and_history_drives_it(mock_model: Any) -> N
     models = {
         m["id"] for m in json.load(urllib.request.urlopen(server.base_url + "/models"))["data"]
     }
-    assert models == set(env.policies())
+    assert models == {"default", *env.policies()}
     messages, tools = _opening(env)
     client = openai.OpenAI(base_url=server.base_url, api_key="x", max_retries=0)
     # a history whose first page says "no more pages": every policy submits next

@@ -1,8 +1,10 @@
-"""Every registered env has its one-line top-level module, shipped and found by verifiers."""
+"""Every registered env has its one-line top-level module, in its own distribution under
+environments/<id>/, and verifiers finds it."""
 
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import tomllib
 from pathlib import Path
 
@@ -11,7 +13,7 @@ import pytest
 import datagauntlet as dg
 
 ROOT = Path(__file__).resolve().parents[2]
-TEMPLATE = ROOT / "src" / "dirty_integration.py"
+TEMPLATE = ROOT / "environments" / "dirty-integration" / "dirty_integration.py"
 
 
 def _module(env_id: str) -> str:
@@ -20,12 +22,15 @@ def _module(env_id: str) -> str:
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_every_env_has_its_one_line_module(env_id: str) -> None:
-    path = ROOT / "src" / f"{_module(env_id)}.py"
-    assert path.exists(), f"add {path.name}: a copy of {TEMPLATE.name}"
+    folder = ROOT / "environments" / env_id
+    path = folder / f"{_module(env_id)}.py"
+    assert path.exists(), "run python scripts/env_packages.py"
     text = path.read_text()
     assert text == TEMPLATE.read_text() and text.count("\n") == 1
-    shipped = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]
-    assert _module(env_id) in shipped["py-modules"], "list the module in pyproject py-modules"
+    project = tomllib.loads((folder / "pyproject.toml").read_text())
+    assert project["project"]["name"] == env_id
+    assert project["tool"]["setuptools"]["py-modules"] == [_module(env_id)]
+    assert importlib.util.find_spec(_module(env_id)) is not None, "pip install -e " + str(folder)
 
 
 @pytest.mark.parametrize("env_id", dg.list_envs())

@@ -89,7 +89,11 @@ def test_rollouts_score_like_in_process(env_id: str, policy: str, mock_model: An
     traces = run_agent(server.base_url, policy, env_id, tasks, max_turns=1000)
     for trace, dg_task in zip(traces, env.tasks("eval", N_TASKS), strict=True):
         assert trace.stop_condition == "episode_done"
-        assert_trace_matches(trace, play(env, policy, dg_task))
+        expected = play(env, policy, dg_task)
+        assert_trace_matches(trace, expected)
+        # the code's and the task's versions (the task's hash covers the config the taskset ran)
+        same_config = dg.make(env_id, **tasks[0].data.env_config)
+        assert trace.info["versions"] == play(same_config, policy, dg_task).stamp
     assert len(WORLDS) == live  # every world freed once its rollout was scored
 
 
@@ -251,3 +255,23 @@ def test_a_rollouts_world_key_does_not_depend_on_call_order() -> None:
         assert url == tool_server().url_for(key)
     assert len({key for _, key in results}) == 2  # one world each
     assert len(WORLDS) == live  # freed when each rollout's task ended, never scored
+
+
+@pytest.mark.parametrize("env_id", dg.list_envs())
+def test_loading_the_taskset_builds_no_world(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[Any] = []
+    monkeypatch.setattr(dg.Episode, "_open", lambda ep: built.append(ep))
+    tasks = load_tasks(env_id, 5)
+    assert len(tasks) == 5 and built == []
+    env = dg.make(env_id, **tasks[0].data.env_config)
+    info = env.task_info(env.tasks("eval", 1)[0])
+    assert (tasks[0].data.prompt, tasks[0].data.system_prompt) == (info.prompt, info.system_prompt)
+    assert tasks[0].data.metadata == info.metadata
+
+
+def test_the_task_data_carries_the_versions_so_its_hash_follows_them() -> None:
+    env = dg.make("dirty-integration")
+    (task,) = load_tasks(env.id, 1)
+    assert task.data.versions == env.versions()
+    bumped = task.with_data(versions={**env.versions(), "generator_version": "999"})
+    assert bumped.hash != task.hash

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
+from pathlib import Path
+from typing import Any
 
 NAME = "calibrate"
 HELP = (
@@ -24,6 +27,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
     parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
     parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="",
+        default=None,
+        metavar="ADDRESS",
+        help="spread episodes as Ray tasks (extra `ray`): a local instance, or the cluster at "
+        "ADDRESS; results are identical to a local run",
+    )
+    parser.add_argument(
         "--policy", action="append", metavar="NAME", help="only this policy (repeatable)"
     )
     parser.add_argument(
@@ -32,20 +44,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="KEY=VALUE",
         help="config for the one --env given, e.g. cases=eval_curated.jsonl",
     )
+    parser.add_argument(
+        "--report",
+        metavar="FILE",
+        help="also write an offline HTML report of the calibration (see `datagauntlet report`)",
+    )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
-
-    from datagauntlet.cli.options import build_env, table_console
-    from datagauntlet.core.registry import list_envs, make
-    from datagauntlet.core.report import config_label, markdown_table
-    from datagauntlet.core.runner import calibrate, calibration_size
+    from datagauntlet.cli.options import table_console
+    from datagauntlet.core.registry import list_envs
 
     if args.seeds is not None and args.seeds < 1:
         raise ValueError("--seeds must be >= 1")
@@ -53,9 +64,63 @@ def run(args: argparse.Namespace) -> int:
     if args.config and len(env_ids) != 1:
         raise ValueError("KEY=VALUE config needs exactly one --env")
     console = table_console(stderr=args.json or args.markdown)
+    blocks = []
+    mapper = _mapper(args)
+    try:
+        _calibrate_envs(args, env_ids, console, blocks, mapper)
+    finally:
+        if mapper is not None:
+            mapper.close()
+    if args.report:
+        from datagauntlet.frontdoors.report.html import write_report
+        from datagauntlet.frontdoors.report.runs import runs_from_calibration
+
+        write_report(runs_from_calibration(blocks, "calibration"), Path(args.report))
+        print(f"report: {args.report} (open it in a browser)", file=sys.stderr)
+    return 0
+
+
+def _mapper(args: argparse.Namespace) -> Any:
+    """One pool for the whole run: Ray tasks, or this machine's worker processes."""
+    if args.ray is not None:
+        from datagauntlet.frontdoors.ray_mapper import RayMapper
+
+        return RayMapper(args.ray or None)
+    if args.workers > 1:
+        from datagauntlet.core.runner import ProcessMapper
+
+        return ProcessMapper(args.workers)
+    return None
+
+
+def _calibrate_envs(
+    args: argparse.Namespace, env_ids: list[str], console: Any, blocks: list, mapper: Any
+) -> None:
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+    from rich.table import Table
+
+    from datagauntlet.cli.options import build_env, parse_pairs
+    from datagauntlet.core.registry import make
+    from datagauntlet.core.report import config_label, markdown_table
+    from datagauntlet.core.runner import calibrate, calibration_size, narrowed_grid
+
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
-        total = calibration_size(env, args.seeds, args.policy, args.split)
+        if args.policy:
+            unknown = [p for p in args.policy if p not in env.policies()]
+            if unknown:
+                raise ValueError(
+                    f"{env_id} has no policy {unknown[0]!r}; choose from {sorted(env.policies())}"
+                )
+        grid, narrowed = narrowed_grid(env, parse_pairs(args.config or []))
+        for key, (kept, full) in narrowed.items():
+            value = env.config.as_dict()[key]
+            print(
+                f"calibrate: {key}={value} narrows the {key} sweep to {kept} of {full} cells",
+                file=sys.stderr,
+            )
+        total = calibration_size(env, args.seeds, args.policy, args.split, grid)
         with Progress(
             TextColumn(f"[bold]{env_id}[/]"),
             BarColumn(),
@@ -73,16 +138,22 @@ def run(args: argparse.Namespace) -> int:
                 args.workers,
                 lambda k, job=job: bar.advance(job, k),
                 args.policy,
+                mapper=mapper,
+                grid=grid,
             )
+        blocks.append(
+            {"env": env_id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
+        )
         if args.json:
-            print(json.dumps({"env": env_id, "rows": [r.as_dict() for r in rows]}, sort_keys=True))
+            print(json.dumps(blocks[-1], sort_keys=True))
             continue
         if args.markdown:
             print(f"### {env_id}\n\n{markdown_table(rows)}\n")
             continue
         table = Table(
             title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)",
-            caption="* reference policy: must score 1.000 on every task",
+            caption="* reference policy: must score 1.000 on every task"
+            + "".join(f"; {k} held at {env.config.as_dict()[k]}" for k in narrowed),
         )
         table.add_column("config", no_wrap=True)
         table.add_column("policy", no_wrap=True)
@@ -101,4 +172,3 @@ def run(args: argparse.Namespace) -> int:
                 *(f"{r.components[k]:.3f}" for k in env.weights),
             )
         console.print(table)
-    return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 import re
 from collections.abc import Mapping
@@ -48,7 +49,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         default=None,
         metavar="DIR",
-        help="output directory (default runs/<env>--<model>)",
+        help="output directory (default runs/<env>--<model>--<digest of config and split>); "
+        "one that already holds results needs --resume or --overwrite",
     )
     parser.add_argument(
         "--agent",
@@ -57,6 +59,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "the env's reference policy)",
     )
     parser.add_argument("--resume", action="store_true", help="skip rollouts already in the output")
+    parser.add_argument(
+        "--overwrite", action="store_true", help="replace the results already in the output"
+    )
     parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
     parser.add_argument(
         "--retries",
@@ -65,6 +70,31 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="retries of a transient endpoint error, with backoff",
     )
+    parser.add_argument(
+        "--request-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="total seconds one model request may take, however slowly it trickles (default 120)",
+    )
+    parser.add_argument(
+        "--rollout-timeout",
+        type=float,
+        default=None,
+        metavar="S",
+        help="total seconds one rollout may take (default 1800)",
+    )
+    parser.add_argument(
+        "--dry-run",
+        action="store_true",
+        help="check the endpoint, key and model, print the plan, and run nothing",
+    )
+    parser.add_argument(
+        "--shard",
+        metavar="I/N",
+        help="play only shard I of N (every N-th task from the I-th); join shards with "
+        "`datagauntlet merge`",
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 
@@ -72,41 +102,62 @@ def _slug(text: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", text).strip("_") or "run"
 
 
+def default_out(env_id: str, label: str, config: dict[str, Any], split: str) -> Path:
+    """runs/<env>--<model>--<digest>: runs of one model under two configs never share a
+    directory (a realistic run would otherwise land on a hostile one)."""
+    text = json.dumps({"config": config, "split": split}, sort_keys=True, default=str)
+    digest = hashlib.blake2b(text.encode(), digest_size=4).hexdigest()
+    return Path("runs") / f"{_slug(env_id)}--{_slug(label)}--{digest}"
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    index, sep, count = text.partition("/")
+    if not sep or not index.isdigit() or not count.isdigit():
+        raise ValueError(f"--shard must look like I/N (e.g. 0/4), got {text!r}")
+    return int(index), int(count)
+
+
+def _positive(name: str, value: float | None) -> None:
+    if value is not None and not value > 0:
+        raise ValueError(f"{name} must be > 0, got {value:g}")
+
+
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagauntlet.cli.options import build_env
-    from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, EvalOutcome, EvalSpec, run_eval
+    from datagauntlet.frontdoors.evaluate import (
+        DEFAULT_ROLLOUT_TIMEOUT,
+        SUMMARY_FILE,
+        EvalOutcome,
+        EvalSpec,
+        check_out_dir,
+        run_eval,
+        shard_tasks,
+    )
     from datagauntlet.frontdoors.loop import Model
+    from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
     from datagauntlet.frontdoors.summary import summarize_records
 
+    _positive("--request-timeout", args.request_timeout)
+    _positive("--rollout-timeout", args.rollout_timeout)
+    if args.retries < 0:
+        raise ValueError(f"--retries must be >= 0, got {args.retries}")
     env = build_env(args.env, args.config)
     if args.agent and args.base_url:
         raise ValueError("give either --agent or --base-url, not both")
-    model_obj: Model
     if args.base_url:
         if not args.model:
             raise ValueError("--model is required with --base-url")
-        from datagauntlet.frontdoors.models import OpenAIModel
-
-        model_obj = OpenAIModel(
-            args.model,
-            args.base_url,
-            args.api_key_env,
-            args.temperature,
-            args.retries,
-            max_connections=max(16, args.concurrency),
-        )
         label = args.model
     else:
-        from datagauntlet.frontdoors.models import PolicyModel
-
         name = args.agent or env.reference
         policies = env.policies()
         if name not in policies:
             raise ValueError(f"{env.id} has no policy {name!r}; choose from {sorted(policies)}")
-        model_obj = PolicyModel(policies[name])
         label = f"agent:{name}"
     spec = EvalSpec(
         n=args.tasks,
@@ -116,10 +167,49 @@ def run(args: argparse.Namespace) -> int:
         split=args.split,
         label=label,
         resume=args.resume,
+        overwrite=args.overwrite,
+        rollout_timeout=args.rollout_timeout or DEFAULT_ROLLOUT_TIMEOUT,
+        shard=parse_shard(args.shard),
     )
     spec.validate()
-    out = args.out or Path("runs") / f"{_slug(env.id)}--{_slug(label)}"
-    total = args.tasks * args.rollouts
+    out = args.out or default_out(env.id, label, env.config.as_dict(), args.split)
+    if spec.shard is not None and not args.out:
+        out = out.with_name(f"{out.name}--shard-{spec.shard[0]}-of-{spec.shard[1]}")
+    check_out_dir(out, spec)
+    request_timeout = args.request_timeout or DEFAULT_REQUEST_TIMEOUT
+    if args.base_url:
+        from datagauntlet.frontdoors.models import preflight
+
+        problem = asyncio.run(
+            preflight(args.base_url, args.model, args.api_key_env, min(15.0, request_timeout))
+        )
+        if problem:
+            raise ValueError(problem)
+    total = len(shard_tasks(env.tasks(args.split, args.tasks), spec.shard)) * args.rollouts
+    if args.dry_run:
+        where = f"endpoint ok: {args.base_url}" if args.base_url else "no endpoint (a policy)"
+        print(
+            f"would run {total} rollouts ({args.tasks} tasks x {args.rollouts}) of {env.id} "
+            f"[{env.config.changed() or 'defaults'}] with {label}; {where}; results in {out}"
+        )
+        return 0
+    model_obj: Model
+    if args.base_url:
+        from datagauntlet.frontdoors.models import OpenAIModel
+
+        model_obj = OpenAIModel(
+            args.model,
+            args.base_url,
+            args.api_key_env,
+            args.temperature,
+            args.retries,
+            timeout=request_timeout,
+            max_connections=max(16, args.concurrency),
+        )
+    else:
+        from datagauntlet.frontdoors.models import PolicyModel
+
+        model_obj = PolicyModel(env.policies()[name])
 
     async def main() -> EvalOutcome:
         with Progress(
@@ -175,4 +265,10 @@ def _print_table(
     row += [f"{summary['components'][k]:.3f}" for k in weights]
     row.append(f"{summary['mean_turns']:.1f}")
     table.add_row(*row)
-    table_console().print(table)
+    console = table_console()
+    console.print(table)
+    failures = summary.get("failures") or {}
+    if failures:
+        console.print(f"{summary['failed']} of {summary['n']} rollouts failed:", markup=False)
+        for kind, group in failures.items():
+            console.print(f"  {kind} x{group['count']}: {group['first']}", markup=False)

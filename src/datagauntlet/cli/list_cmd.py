@@ -26,6 +26,7 @@ def run(args: argparse.Namespace) -> int:
             f"{f.name}={getattr(env.config, f.name)!r}" for f in dataclasses.fields(env.config)
         )
         ep = env.episode(env.tasks("eval", 1)[0])
+        ep.close()  # only its tool list is read
         print(f"{env_id}")
         print(f"  tools:    {', '.join(ep.tool_names)}")
         print(f"  policies: {', '.join(env.policies())} (reference: {env.reference})")

@@ -10,17 +10,37 @@ import argparse
 import importlib
 import sys
 from types import ModuleType
+from typing import NoReturn
 
 from datagauntlet import __version__
+
+
+class CliParser(argparse.ArgumentParser):
+    """Usage mistakes end in one line on stderr (what is wrong, where to look) and exit 2."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
+
+
+def one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
 
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.check_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
     "datagauntlet.cli.eval_cmd",
     "datagauntlet.cli.mock_model_cmd",
     "datagauntlet.cli.mcp_cmd",
+    "datagauntlet.cli.server_cmd",
+    "datagauntlet.cli.merge_cmd",
+    "datagauntlet.cli.sandbox_cmd",
+    "datagauntlet.cli.report_cmd",
+    "datagauntlet.cli.show_cmd",
+    "datagauntlet.cli.rescore_cmd",
 )
 
 
@@ -32,7 +52,7 @@ def env_commands() -> list[str]:
 
 
 def build_parser() -> tuple[argparse.ArgumentParser, dict[str, ModuleType]]:
-    parser = argparse.ArgumentParser(
+    parser = CliParser(
         prog="datagauntlet",
         description="Verifiable data-integration environments where the tools fail quietly.",
         epilog="Run `datagauntlet COMMAND --help` for the options of one command.",
@@ -59,15 +79,36 @@ def main(argv: list[str] | None = None) -> int:
     if pairs:
         args.config = [*args.config, *pairs]
     if not args.command:
-        parser.print_help()
-        return 2
+        parser.error(f"give a command: {', '.join(modules)}")
     try:
         return int(modules[args.command].run(args) or 0)
     except ValueError as exc:  # bad config or arguments: a clear message, not a traceback
-        print(f"datagauntlet {args.command}: error: {exc}", file=sys.stderr)
+        print(f"datagauntlet {args.command}: error: {one_line(exc)}", file=sys.stderr)
+        return 2
+    except BrokenPipeError:  # the reader of our output went away (`| head`): stop quietly
+        _silence_stdout()
+        return 141
+    except OSError as exc:  # a file or address the user named cannot be used
+        where = f": {exc.filename}" if exc.filename else ""
+        print(
+            f"datagauntlet {args.command}: error: {one_line(exc.strerror or exc)}{where}",
+            file=sys.stderr,
+        )
         return 2
     except KeyboardInterrupt:
         return 130
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null so the interpreter's final flush does not fail again."""
+    import os
+
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError):
+        pass
 
 
 if __name__ == "__main__":

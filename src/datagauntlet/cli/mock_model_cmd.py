@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from datagauntlet.cli.options import add_config_argument
+from datagauntlet.cli.options import add_config_argument, port_number
 
 NAME = "mock-model"
 HELP = (
@@ -18,7 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", required=True, metavar="ID", help="environment id")
     add_config_argument(parser)
     parser.add_argument("--policy", metavar="NAME", help="default policy (default: the reference)")
-    parser.add_argument("--port", type=int, default=8800, metavar="P", help="0 picks a free port")
+    parser.add_argument(
+        "--port", type=port_number, default=8800, metavar="P", help="0 picks a free port"
+    )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
     parser.add_argument(
         "--final-answer",

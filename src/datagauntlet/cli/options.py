@@ -50,7 +50,25 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
 def resolve_task(env: Environment, seed: int, split: str) -> Task:
     if seed < 0:
         raise ValueError("--seed must be >= 0")
-    return env.tasks(split, 1, start=seed)[0]
+    found = env.tasks(split, 1, start=seed)
+    if not found:  # a split with a fixed number of tasks (a curated case file)
+        size = len(env.tasks(split))
+        raise ValueError(
+            f"--seed {seed} is out of range: the {split} split of {env.id} has {size} tasks "
+            f"(0 to {size - 1})"
+        )
+    return found[0]
+
+
+def port_number(text: str) -> int:
+    """argparse type of a TCP port: 0 (any free port) to 65535."""
+    try:
+        port = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"a port is a number, got {text!r}") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free port), got {port}")
+    return port
 
 
 def table_console(stderr: bool = False) -> Any:

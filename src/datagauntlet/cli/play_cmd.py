@@ -6,7 +6,7 @@ import argparse
 import json
 import shlex
 import sys
-from typing import TextIO
+from typing import Any, TextIO
 
 from datagauntlet.cli.options import (
     add_config_argument,
@@ -20,8 +20,35 @@ NAME = "play"
 HELP = "Play one episode by hand: call tools at a prompt and see the score when it ends."
 
 USAGE = """\
-Type a tool call as  NAME {json arguments}  for example:  fetch_page {"cursor": null}
-Commands: tools (list tools and their arguments), score (score so far), quit."""
+Type a tool call as  NAME {{json arguments}}  (or NAME key=value ...), for example:
+  {example}
+Commands: help (this text and the tools), tools (list tools and their arguments),
+score (score so far), quit."""
+
+_EXAMPLES = {
+    "string": "...",
+    "integer": 0,
+    "number": 0,
+    "boolean": False,
+    "array": [],
+    "object": {},
+}
+
+
+def example_call(spec: dict[str, Any]) -> str:
+    """`name {args}` for one tool spec, with a placeholder for each required argument."""
+    fn = spec["function"]
+    params = fn.get("parameters", {})
+    args = {}
+    for key in params.get("required", []):
+        kind = params.get("properties", {}).get(key, {}).get("type", "string")
+        kind = next((k for k in kind if k != "null"), "null") if isinstance(kind, list) else kind
+        args[key] = _EXAMPLES.get(kind)
+    return f"{fn['name']} {json.dumps(args)}"
+
+
+def usage(ep: Episode) -> str:
+    return USAGE.format(example=example_call(ep.tool_specs[0]) if ep.tool_specs else "(no tools)")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,7 +67,7 @@ def _show_tools(ep: Episode, out: TextIO) -> None:
 def play_loop(ep: Episode, lines: TextIO, out: TextIO) -> None:
     print(ep.system_prompt, "\n", file=out)
     print(ep.prompt, "\n", file=out)
-    print(USAGE, file=out)
+    print(usage(ep), file=out)
     while not ep.done:
         print("> ", end="", file=out, flush=True)
         line = lines.readline()
@@ -52,6 +79,10 @@ def play_loop(ep: Episode, lines: TextIO, out: TextIO) -> None:
         head, _, rest = line.partition(" ")
         if head in ("quit", "exit"):
             break
+        if head in ("help", "?"):
+            print(usage(ep), file=out)
+            _show_tools(ep, out)
+            continue
         if head == "tools":
             _show_tools(ep, out)
             continue
@@ -60,7 +91,11 @@ def play_loop(ep: Episode, lines: TextIO, out: TextIO) -> None:
             continue
         rest = rest.strip()
         if rest and not rest.startswith(("{", "[")):
-            rest = json.dumps(dict(_pairs(rest)))
+            try:
+                rest = json.dumps(dict(_pairs(rest)))
+            except ValueError as exc:  # shlex: an unclosed quote
+                print(f"could not read the arguments: {exc}; type help for the syntax", file=out)
+                continue
         result = ep.call(head, rest or {})
         print(json.dumps(result, indent=2), file=out)
     score = ep.score()
@@ -85,5 +120,8 @@ def _pairs(text: str) -> list[tuple[str, object]]:
 def run(args: argparse.Namespace) -> int:
     env = build_env(args.env, args.config)
     ep = env.episode(resolve_task(env, args.seed, args.split))
-    play_loop(ep, sys.stdin, sys.stdout)
+    try:
+        play_loop(ep, sys.stdin, sys.stdout)
+    finally:
+        ep.close()
     return 0

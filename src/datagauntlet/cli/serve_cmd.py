@@ -8,6 +8,7 @@ from datagauntlet.cli.options import (
     add_config_argument,
     add_task_arguments,
     build_env,
+    port_number,
     resolve_task,
 )
 
@@ -21,7 +22,9 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("env", metavar="ENV", help="environment id (see `datagauntlet list`)")
     add_task_arguments(parser)
-    parser.add_argument("--port", type=int, default=8765, help="port on 127.0.0.1 (0: any free)")
+    parser.add_argument(
+        "--port", type=port_number, default=8765, help="port on 127.0.0.1 (0: any free)"
+    )
     add_config_argument(parser)
 
 
@@ -33,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         server = EpisodeHttpServer.open(env, task, port=args.port)
     except OSError as exc:
-        raise ValueError(f"cannot listen on 127.0.0.1:{args.port}: {exc.strerror}") from None
+        from datagauntlet.frontdoors.http_json import listen_error
+
+        raise listen_error("127.0.0.1", args.port, exc) from None
     print(f"serving {env.id} task {task.id} at {server.url} (Ctrl-C to stop)", flush=True)
     try:
         server.serve_forever()

@@ -14,6 +14,8 @@ from datagauntlet.core.limits import Limits
 from datagauntlet.core.registration import Registration, load
 from datagauntlet.core.score import check_weights
 from datagauntlet.core.seeding import SPLITS, task_seed
+from datagauntlet.core.task_info import TaskInfo
+from datagauntlet.core.version import PACKAGE_VERSION
 
 Policy = Callable[[Episode[Any]], None]
 TASK_HASH_MEMO = 100_000  # tasks whose content hash an env remembers
@@ -101,6 +103,39 @@ class Environment(ABC, Generic[ConfigT]):
 
     def make_task(self, split: str, index: int) -> Task:
         return Task(f"{split}-{index:05d}", task_seed(self.id, split, index), split, index)
+
+    def task_info(self, task: Task) -> TaskInfo:
+        """A task's prompts and labels. This default builds the episode to read them; envs
+        whose world is costly answer from the task alone (the same text, tested)."""
+        ep = self.episode(task)
+        try:
+            return TaskInfo(task, ep.system_prompt, ep.prompt, self.task_metadata(task))
+        finally:
+            ep.close()
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        """Labels of a task for reports and curricula (never its answer)."""
+        return {}
+
+    def report_facts(self, episode: Episode[ConfigT]) -> dict[str, Any]:
+        """Facts of a finished episode the env's own tables need beyond its score (read by
+        `core/report.py`; may include truth: reports are written after the end)."""
+        return {}
+
+    def report_tables(self) -> dict[str, Callable[[], str]]:
+        """The env's own README tables by name, each built by `core/report.py` from columns
+        the env supplies; README blocks `<!-- table:ENV:NAME -->` are pinned to them."""
+        return {}
+
+    def versions(self) -> dict[str, str]:
+        """The code's versions every result of this env carries (a score adds its task_hash)."""
+        reg = self.registration
+        return {
+            "package": PACKAGE_VERSION,
+            "env": self.id,
+            "env_version": reg.version if reg else "unregistered",
+            "generator_version": reg.generator_version if reg else "unregistered",
+        }
 
     # --- episodes and policies -------------------------------------------------------------
     @abstractmethod

@@ -20,7 +20,6 @@ from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.score import Score
 from datagauntlet.core.tools import Tool, check_arguments
 from datagauntlet.core.toolset import BoundTool, ToolError, Toolset, declared_tools
-from datagauntlet.core.version import PACKAGE_VERSION
 
 if TYPE_CHECKING:
     from datagauntlet.core.config import EnvConfig
@@ -293,14 +292,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
 
     def version_stamp(self) -> dict[str, str]:
         """What this episode's scores are stamped with: the code's and the task's versions."""
-        reg = self.env.registration
-        return {
-            "package": PACKAGE_VERSION,
-            "env": self.env.id,
-            "env_version": reg.version if reg else "unregistered",
-            "generator_version": reg.generator_version if reg else "unregistered",
-            "task_hash": self.content_hash,
-        }
+        return {**self.env.versions(), "task_hash": self.content_hash}
 
     @property
     def content_hash(self) -> str:

@@ -4,7 +4,7 @@ Each env folder holds a `registration.py` defining `REGISTRATION = Registration(
 imports nothing but this module, so listing envs stays fast. The registry finds it by
 scanning the env packages (`core/registry.py`); the env class names it as its
 `registration`, and its id, reference and limits come from it. The top-level verifiers
-modules, `py-modules` in pyproject.toml and the README markers are checked against the
+distributions under environments/ and the README markers are checked against the
 registrations by one test (tests/core/test_registration.py).
 
 Hooks are "module:attribute" strings, imported only when used:
@@ -40,6 +40,10 @@ class Registration:
     http_api: str | None = None  # "module:function" of its native HTTP API
     final_answer: str | None = None  # "module:attribute" of its FinalAnswer
     has_verifiers_module: bool = True  # a top-level module for `vf-eval <module>`
+    # Every step is in-memory work of microseconds that never blocks (no SQL, no files, no
+    # subprocess): a door serving many sessions may then run steps on its event loop instead
+    # of handing each to the episode's own thread.
+    fast_steps: bool = False
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):

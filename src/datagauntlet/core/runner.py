@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import os
 import statistics
 from collections.abc import Callable, Iterable, Sequence
@@ -12,8 +13,24 @@ from typing import Any
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.registry import make
+from datagauntlet.core.score import Score
 
 Progress = Callable[[int], None]  # called with the number of episodes just finished
+Job = tuple[str, dict[str, Any], str, dict[str, Any]]  # (env id, config, policy, task)
+
+
+class Mapper:
+    """Plays jobs somewhere else and yields their results in the order of the jobs.
+
+    One mapper serves a whole run (every calibration cell), so a pool starts once. The default
+    uses this machine's worker processes; `frontdoors/ray_mapper.py` spreads jobs as Ray tasks.
+    """
+
+    def map(self, jobs: list[Job]) -> Iterable[EpisodeResult]:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        """Release the pool; safe to call twice."""
 
 
 @dataclass(frozen=True)
@@ -26,6 +43,7 @@ class EpisodeResult:
     components: dict[str, float]
     metrics: dict[str, Any] = field(default_factory=dict)
     calls: int = 0
+    stamp: dict[str, str] = field(default_factory=dict)  # versions and the task's hash
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -37,10 +55,24 @@ class EpisodeResult:
             "components": self.components,
             "metrics": self.metrics,
             "calls": self.calls,
+            "stamp": self.stamp,
         }
 
 
-def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
+@dataclass(frozen=True)
+class Outcome:
+    """One played episode as the runner and the reports see it."""
+
+    score: Score
+    calls: int
+    facts: dict[str, Any]  # the env's `report_facts` of the finished episode
+
+
+def play_episode(
+    env: Environment[Any], policy_name: str, task: Task, facts: bool = False
+) -> Outcome:
+    """Play one policy on one task in a fresh episode, closed whatever happens. With `facts`,
+    the env's `report_facts` of the finished episode come back too (for its tables)."""
     policies = env.policies()
     if policy_name not in policies:
         raise ValueError(f"{env.id} has no policy {policy_name!r}; choose from {sorted(policies)}")
@@ -48,8 +80,15 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
     try:
         policies[policy_name](ep)
         score = ep.score()
+        extra = env.report_facts(ep) if facts else {}
     finally:
         ep.close()
+    return Outcome(score, ep.calls, extra)
+
+
+def play(env: Environment[Any], policy_name: str, task: Task) -> EpisodeResult:
+    outcome = play_episode(env, policy_name, task)
+    score = outcome.score
     return EpisodeResult(
         env.id,
         env.config.as_dict(),
@@ -58,7 +97,8 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
         score.reward,
         {k: c["value"] for k, c in score.components.items()},
         score.metrics,
-        ep.calls,
+        outcome.calls,
+        score.stamp,
     )
 
 
@@ -66,7 +106,7 @@ def play(env: Environment, policy_name: str, task: Task) -> EpisodeResult:
 _WORKER_ENVS: dict[tuple[str, str], Environment] = {}
 
 
-def _play_job(job: tuple[str, dict[str, Any], str, dict[str, Any]]) -> EpisodeResult:
+def _play_job(job: Job) -> EpisodeResult:
     env_id, config, policy_name, task = job
     key = (env_id, repr(sorted(config.items())))
     env = _WORKER_ENVS.get(key)
@@ -75,15 +115,48 @@ def _play_job(job: tuple[str, dict[str, Any], str, dict[str, Any]]) -> EpisodeRe
     return play(env, policy_name, Task(**task))
 
 
+def play_jobs(jobs: Sequence[Job]) -> list[EpisodeResult]:
+    """A batch of jobs in one worker (a Ray task plays a batch: one episode is too little)."""
+    return [_play_job(job) for job in jobs]
+
+
+class ProcessMapper(Mapper):
+    """This machine's worker processes, started on first use and kept for the whole run."""
+
+    def __init__(self, workers: int) -> None:
+        self.workers = min(workers, os.cpu_count() or 1)
+        self._pool: ProcessPoolExecutor | None = None
+
+    def map(self, jobs: list[Job]) -> Iterable[EpisodeResult]:
+        if self._pool is None:
+            self._pool = ProcessPoolExecutor(max_workers=self.workers)
+        chunk = max(1, len(jobs) // (self.workers * 8))
+        return self._pool.map(_play_job, jobs, chunksize=chunk)
+
+    def close(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+
 def run(
     env: Environment,
     policy_names: Sequence[str],
     tasks: Sequence[Task],
     workers: int = 1,
     progress: Progress | None = None,
+    mapper: Mapper | None = None,
 ) -> list[EpisodeResult]:
-    """Every (policy, task) pair, ordered by policy then task, whatever the worker count."""
+    """Every (policy, task) pair, ordered by policy then task, wherever they are played."""
     jobs = [(p, t) for p in policy_names for t in tasks]
+    if mapper is not None and len(jobs) >= 2:
+        payload = [(env.id, env.config.as_dict(), p, t.as_dict()) for p, t in jobs]
+        out = []
+        for result in mapper.map(payload):
+            out.append(result)
+            if progress:
+                progress(1)
+        return out
     if workers <= 1 or len(jobs) < 2:
         out = []
         for p, t in jobs:
@@ -91,15 +164,11 @@ def run(
             if progress:
                 progress(1)
         return out
-    payload = [(env.id, env.config.as_dict(), p, t.as_dict()) for p, t in jobs]
-    chunk = max(1, len(payload) // (workers * 8))
-    results: list[EpisodeResult] = []
-    with ProcessPoolExecutor(max_workers=min(workers, os.cpu_count() or 1)) as pool:
-        for result in pool.map(_play_job, payload, chunksize=chunk):
-            results.append(result)
-            if progress:
-                progress(1)
-    return results
+    own = ProcessMapper(workers)
+    try:
+        return run(env, policy_names, tasks, 1, progress, own)
+    finally:
+        own.close()
 
 
 @dataclass(frozen=True)
@@ -111,6 +180,10 @@ class CalibrationRow:
     min_reward: float
     components: dict[str, float]
     metrics: dict[str, float]
+    # The code's versions, and one digest of the content hashes of the tasks played in order:
+    # rows with different stamps are not comparable.
+    versions: dict[str, str] = field(default_factory=dict)
+    tasks_hash: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -121,6 +194,8 @@ class CalibrationRow:
             "min_reward": self.min_reward,
             "components": self.components,
             "metrics": self.metrics,
+            "versions": self.versions,
+            "tasks_hash": self.tasks_hash,
         }
 
 
@@ -139,8 +214,21 @@ def summarize(config: dict[str, Any], results: Iterable[EpisodeResult]) -> list[
         ]
         metrics = {k: _mean(float(r.metrics[k]) for r in rs) for k in numeric}
         rewards = [r.reward for r in rs]
+        versions = {k: v for k, v in rs[0].stamp.items() if k != "task_hash"}
+        hashes = "\n".join(r.stamp.get("task_hash", "") for r in rs)
+        tasks_hash = hashlib.sha256(hashes.encode()).hexdigest()[:32]
         rows.append(
-            CalibrationRow(config, policy, len(rs), _mean(rewards), min(rewards), comps, metrics)
+            CalibrationRow(
+                config,
+                policy,
+                len(rs),
+                _mean(rewards),
+                min(rewards),
+                comps,
+                metrics,
+                versions,
+                tasks_hash,
+            )
         )
     return rows
 
@@ -156,24 +244,53 @@ def calibrate(
     workers: int = 1,
     progress: Progress | None = None,
     policies: Sequence[str] | None = None,
+    mapper: Mapper | None = None,
+    grid: Sequence[dict[str, Any]] | None = None,
 ) -> list[CalibrationRow]:
-    """The env's calibration grid: every config override x every policy over `n` tasks."""
+    """The env's calibration grid (or `grid`): every config override x every policy over `n`
+    tasks. With `workers` > 1 and no `mapper`, one process pool serves every cell."""
+    own = ProcessMapper(workers) if mapper is None and workers > 1 else None
     rows: list[CalibrationRow] = []
-    for overrides in env.calibration_grid():
-        cell_env = env.with_config(**overrides) if overrides else env
-        names = list(policies or cell_env.policies())
-        tasks = cell_env.tasks(split, n)
-        results = run(cell_env, names, tasks, workers, progress)
-        rows.extend(summarize(cell_env.config.changed() or overrides, results))
+    try:
+        for overrides in env.calibration_grid() if grid is None else grid:
+            cell_env = env.with_config(**overrides) if overrides else env
+            names = list(policies or cell_env.policies())
+            tasks = cell_env.tasks(split, n)
+            results = run(cell_env, names, tasks, 1, progress, mapper or own)
+            rows.extend(summarize(cell_env.config.changed() or overrides, results))
+    finally:
+        if own is not None:
+            own.close()
     return rows
 
 
+def narrowed_grid(
+    env: Environment, fixed: Iterable[str]
+) -> tuple[list[dict[str, Any]], dict[str, tuple[int, int]]]:
+    """The calibration grid with the config fields in `fixed` (those the user set) held at
+    the env's values: cells that would override them are dropped.
+
+    Returns the cells and, per narrowed field, (cells kept, cells in the full grid)."""
+    full = env.calibration_grid()
+    values = env.config.as_dict()
+    held = {k for k in fixed if any(k in cell for cell in full)}
+    kept = [cell for cell in full if all(cell[k] == values[k] for k in held if k in cell)]
+    if not kept:  # a value outside the sweep: one cell, at the user's config
+        kept = [{k: v for k, v in cell.items() if k not in held} for cell in full[:1]]
+    counts = {k: (len(kept), len(full)) for k in sorted(held)}
+    return kept, counts
+
+
 def calibration_size(
-    env: Environment, n: int | None, policies: Sequence[str] | None = None, split: str = "eval"
+    env: Environment,
+    n: int | None,
+    policies: Sequence[str] | None = None,
+    split: str = "eval",
+    grid: Sequence[dict[str, Any]] | None = None,
 ) -> int:
     """How many episodes `calibrate` will play (for progress bars)."""
     total = 0
-    for overrides in env.calibration_grid():
+    for overrides in env.calibration_grid() if grid is None else grid:
         cell_env = env.with_config(**overrides) if overrides else env
         total += len(list(policies or cell_env.policies())) * len(cell_env.tasks(split, n))
     return total

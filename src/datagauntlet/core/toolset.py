@@ -53,9 +53,15 @@ class ToolDeclaration:
     def resolve(self, owner: Any) -> Tool | None:
         if self.when is not None and not self.when(owner):
             return None
+        static = self.__dict__.get("_static")
+        if static is not None:
+            return static  # type: ignore[no-any-return]
         description = self.description(owner) if callable(self.description) else self.description
         parameters = self.parameters(owner) if callable(self.parameters) else self.parameters
-        return Tool(self.name, description, parameters, self.mutates)
+        resolved = Tool(self.name, description, parameters, self.mutates)
+        if not callable(self.description) and not callable(self.parameters):
+            object.__setattr__(self, "_static", resolved)  # the same for every owner
+        return resolved
 
 
 def tool(

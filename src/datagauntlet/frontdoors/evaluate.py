@@ -2,7 +2,9 @@
 
 Rollouts run concurrently on one event loop, bounded by a semaphore; a world exists only while
 its rollout runs. Each finished rollout is appended to the output at once, so an interrupted
-run loses nothing and `--resume` re-runs only what is missing or failed.
+run loses nothing and `--resume` re-runs only what is missing or failed. Results already in
+the output are never wiped unless asked (`overwrite`), and a torn last line (the write an
+interruption cut short) is moved aside before anything is appended after it.
 """
 
 from __future__ import annotations
@@ -21,9 +23,18 @@ from datagauntlet.core.episode import Task
 from datagauntlet.core.score import Score
 from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
+from datagauntlet.frontdoors.models import error_kind
 
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
+TORN_SUFFIX = ".torn"
+# A rollout is dozens of model calls; this bounds one that never ends (a model looping on
+# slow answers that each beat the request deadline).
+DEFAULT_ROLLOUT_TIMEOUT = 1800.0
+
+
+class RolloutTimeout(Exception):
+    """The rollout as a whole went over its deadline."""
 
 
 @dataclass
@@ -35,13 +46,58 @@ class EvalSpec:
     split: str = "eval"
     label: str = ""  # the model name or "agent:<policy>"
     resume: bool = False
+    overwrite: bool = False
+    rollout_timeout: float | None = DEFAULT_ROLLOUT_TIMEOUT
+    shard: tuple[int, int] | None = None  # (I, N): this run plays tasks whose index % N == I
 
     def validate(self) -> None:
+        if self.shard is not None:
+            index, count = self.shard
+            if count < 1 or not 0 <= index < count:
+                raise ValueError(f"--shard must be I/N with 0 <= I < N, got {index}/{count}")
         for name in ("n", "rollouts", "concurrency"):
             if getattr(self, name) < 1:
                 raise ValueError(f"{name} must be >= 1, got {getattr(self, name)}")
         if self.max_turns is not None and self.max_turns < 1:
             raise ValueError(f"max_turns must be >= 1, got {self.max_turns}")
+        if self.rollout_timeout is not None and not self.rollout_timeout > 0:
+            raise ValueError(f"--rollout-timeout must be > 0, got {self.rollout_timeout}")
+        if self.resume and self.overwrite:
+            raise ValueError("give --resume or --overwrite, not both")
+
+
+def shard_tasks(tasks: list[Task], shard: tuple[int, int] | None) -> list[Task]:
+    """Shard I of N: every N-th task from the I-th, so shards are disjoint and cover the set."""
+    if shard is None:
+        return tasks
+    index, count = shard
+    return [t for i, t in enumerate(tasks) if i % count == index]
+
+
+def check_out_dir(out_dir: Path, spec: EvalSpec) -> None:
+    """Refuse to write over results already in `out_dir` unless resuming or overwriting."""
+    if out_dir.exists() and not out_dir.is_dir():
+        raise ValueError(f"--out {out_dir} exists and is not a directory")
+    held = [name for name in (RESULTS_FILE, SUMMARY_FILE) if (out_dir / name).exists()]
+    if held and not (spec.resume or spec.overwrite):
+        raise ValueError(
+            f"{out_dir} already holds results ({held[0]}); pass --resume to continue that run, "
+            "--overwrite to replace it, or choose another --out"
+        )
+
+
+def repair_results(path: Path) -> None:
+    """Cut a torn last line off the results file (kept beside it), so the next record starts
+    on a line of its own instead of being glued onto the fragment and lost with it."""
+    if not path.exists():
+        return
+    with path.open("rb+") as fh:
+        data = fh.read()
+        if not data or data.endswith(b"\n"):
+            return
+        keep = data.rfind(b"\n") + 1
+        path.with_name(path.name + TORN_SUFFIX).write_bytes(data[keep:])
+        fh.truncate(keep)
 
 
 @dataclass
@@ -75,8 +131,14 @@ def latest_by_key(records: list[dict[str, Any]]) -> dict[tuple[str, int], dict[s
     return latest
 
 
+def code_versions(versions: dict[str, Any] | None) -> dict[str, Any]:
+    """The versions every rollout of one run shares (a score's stamp, less its task hash)."""
+    return {k: v for k, v in (versions or {}).items() if k != "task_hash"}
+
+
 def _check_same_run(previous: list[dict[str, Any]], env: Environment, spec: EvalSpec) -> None:
-    """Resuming into results of another env, config or model would mix two runs."""
+    """Resuming into results of another env, config or model would mix two runs, and so
+    would resuming with another version of the code: scores across versions do not compare."""
     want = {"env": env.id, "config": env.config.as_dict(), "model": spec.label}
     for record in previous:
         got = {k: record.get(k) for k in want}
@@ -84,6 +146,11 @@ def _check_same_run(previous: list[dict[str, Any]], env: Environment, spec: Eval
             raise ValueError(
                 f"--resume: the output holds another run ({got['env']}, {got['model']}, "
                 f"{got['config']}); use a fresh --out"
+            )
+        if code_versions(record.get("versions")) != env.versions():
+            raise ValueError(
+                f"--resume: the output was made by other versions {record.get('versions')} "
+                f"(now {env.versions()}); scores across versions do not compare: use a fresh --out"
             )
 
 
@@ -95,7 +162,7 @@ def _record(
     loop: LoopResult,
     score: Score,
     seconds: float,
-    error: str | None = None,
+    error: BaseException | None = None,
 ) -> dict[str, Any]:
     return {
         "env": env.id,
@@ -113,7 +180,10 @@ def _record(
         "turns": loop.turns,
         "usage": loop.usage.as_dict(),
         "seconds": round(seconds, 3),
-        "error": error,
+        "error": _error_text(error) if error else None,
+        "error_kind": error_kind(error) if error else None,
+        # the code's and the task's versions (a failed rollout has no score: the code's only)
+        "versions": dict(score.stamp) or env.versions(),
         "final_answer": loop.final_answer,
         "messages": loop.messages,
     }
@@ -128,24 +198,26 @@ async def play_rollout(
     live: LiveEpisode | None = None
     try:
         live = await LiveEpisode.open(env, task)
-        await run_loop(live, model, max_turns_of(env, spec.max_turns), loop)
+        playing = run_loop(live, model, max_turns_of(env, spec.max_turns), loop)
+        try:
+            await asyncio.wait_for(playing, spec.rollout_timeout)
+        except TimeoutError:
+            raise RolloutTimeout(
+                f"the rollout went over its deadline ({spec.rollout_timeout:g} s) "
+                f"after {loop.turns} turns"
+            ) from None
         score = await live.score()
     except Exception as exc:
-        detail = "".join(traceback.format_exception_only(type(exc), exc)).strip()
-        return _record(
-            env,
-            spec,
-            task,
-            rollout,
-            loop,
-            Score.zero(env.weights),
-            time.perf_counter() - start,
-            detail,
-        )
+        zero = Score.zero(env.weights)
+        return _record(env, spec, task, rollout, loop, zero, time.perf_counter() - start, exc)
     finally:
         if live is not None:
             await live.close()
     return _record(env, spec, task, rollout, loop, score, time.perf_counter() - start)
+
+
+def _error_text(exc: BaseException) -> str:
+    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
 
 async def run_eval(
@@ -157,14 +229,17 @@ async def run_eval(
 ) -> EvalOutcome:
     """Run every (task, rollout) not already done; return the latest record of each."""
     spec.validate()
+    check_out_dir(out_dir, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
     path = out_dir / RESULTS_FILE
+    if spec.resume:
+        repair_results(path)
     previous = load_records(path) if spec.resume else []
     _check_same_run(previous, env, spec)
     if not spec.resume:
         path.write_text("", encoding="utf-8")
     done = {k for k, r in latest_by_key(previous).items() if r.get("status") == "ok"}
-    tasks = env.tasks(spec.split, spec.n)
+    tasks = shard_tasks(env.tasks(spec.split, spec.n), spec.shard)
     jobs = [(t, r) for t in tasks for r in range(spec.rollouts) if (t.id, r) not in done]
     outcome = EvalOutcome(skipped=len(tasks) * spec.rollouts - len(jobs))
     if progress and outcome.skipped:

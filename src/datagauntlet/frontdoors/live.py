@@ -46,10 +46,30 @@ class Step:
         return self.score is not None
 
 
-class LiveEpisode:
-    """Build with `await LiveEpisode.open(env, task)` or `LiveEpisode.open_sync(env, task)`."""
+class InlineSteps:
+    """Runs each step at once on the caller's thread, for an env that declares `fast_steps`.
 
-    def __init__(self, pool: ThreadPoolExecutor, ep: Episode) -> None:
+    A door on an event loop then pays no thread handoff per call; steps stay in order (each
+    runs to its end before the next is taken) and on one thread (the loop's), as an episode's
+    steps must."""
+
+    def submit(self, fn: Callable[..., T], *args: Any) -> Future[T]:
+        future: Future[T] = Future()
+        try:
+            future.set_result(fn(*args))
+        except BaseException as exc:
+            future.set_exception(exc)
+        return future
+
+    def shutdown(self, wait: bool = True) -> None:
+        return None
+
+
+class LiveEpisode:
+    """Build with `await LiveEpisode.open(env, task)` or `LiveEpisode.open_sync(env, task)`;
+    `inline=True` runs the steps on the caller's thread (see InlineSteps)."""
+
+    def __init__(self, pool: ThreadPoolExecutor | InlineSteps, ep: Episode) -> None:
         self._pool = pool
         self.ep = ep
         # read once: a door lists them on every request, and they never change
@@ -67,10 +87,15 @@ class LiveEpisode:
         return ThreadPoolExecutor(max_workers=1, thread_name_prefix="dg-episode")
 
     @classmethod
-    async def open(cls, env: Environment, task: Task) -> LiveEpisode:
+    async def open(cls, env: Environment, task: Task, inline: bool = False) -> LiveEpisode:
+        if inline:
+            return cls._make(InlineSteps(), env, task)
         pool = cls._pool_for()
         try:
-            return await asyncio.wrap_future(pool.submit(cls._make, pool, env, task))
+            # The first submit starts the episode's thread, and Thread.start waits until the new
+            # thread runs: done from a helper thread, that wait never stalls the event loop.
+            first = await asyncio.to_thread(pool.submit, cls._make, pool, env, task)
+            return await asyncio.wrap_future(first)
         except BaseException:
             pool.shutdown(wait=False)
             raise
@@ -85,7 +110,9 @@ class LiveEpisode:
             raise
 
     @classmethod
-    def _make(cls, pool: ThreadPoolExecutor, env: Environment, task: Task) -> LiveEpisode:
+    def _make(
+        cls, pool: ThreadPoolExecutor | InlineSteps, env: Environment, task: Task
+    ) -> LiveEpisode:
         ep = env.episode(task)
         try:
             return cls(pool, ep)

@@ -10,6 +10,7 @@ would, and logged.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -28,10 +29,12 @@ class Usage:
     prompt_tokens: int = 0
     completion_tokens: int = 0
 
-    def add(self, other: dict[str, Any] | None) -> None:
-        if other:
-            self.prompt_tokens += int(other.get("prompt_tokens") or 0)
-            self.completion_tokens += int(other.get("completion_tokens") or 0)
+    def add(self, other: Any) -> None:
+        """Add an endpoint's usage; a field that is not a count ("lots", 1e999) counts 0,
+        so a bookkeeping oddity never fails a rollout that finished."""
+        if isinstance(other, dict):
+            self.prompt_tokens += token_count(other.get("prompt_tokens"))
+            self.completion_tokens += token_count(other.get("completion_tokens"))
 
     def as_dict(self) -> dict[str, int]:
         return {
@@ -39,6 +42,33 @@ class Usage:
             "completion_tokens": self.completion_tokens,
             "total_tokens": self.prompt_tokens + self.completion_tokens,
         }
+
+
+def token_count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return 0
+    if isinstance(value, float) and not math.isfinite(value):
+        return 0
+    return max(0, int(value))
+
+
+def scrub_text(value: Any) -> Any:
+    """`value` with lone surrogates replaced by U+FFFD, in every string it holds.
+
+    JSON text may carry `\\ud800` on its own; Python decodes it into a str that cannot be
+    encoded as UTF-8, so the next request, which sends the history back, would fail.
+    """
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+        return value
+    if isinstance(value, dict):
+        return {scrub_text(k): scrub_text(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [scrub_text(v) for v in value]
+    return value
 
 
 @dataclass(frozen=True)
@@ -90,7 +120,7 @@ async def run_loop(live: LiveEpisode, model: Model, max_turns: int, result: Loop
         reply = await model.complete(result.messages, tools)
         result.turns += 1
         result.usage.add(reply.usage)
-        message = dict(reply.message)
+        message = dict(scrub_text(reply.message))
         message["role"] = "assistant"
         result.messages.append(message)
         calls = message.get("tool_calls") or []

@@ -13,7 +13,7 @@ import json
 import logging
 import socket
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -189,32 +189,70 @@ def serve_stdio(env: Environment, task: Task) -> None:
         build_server(tools, f"datagauntlet-{env.id}").run("stdio")
 
 
+LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+
+def transport_security(extra_hosts: Sequence[str] = ()) -> Any:
+    """Host/Origin checks (DNS-rebinding protection): loopback names, plus `extra_hosts`.
+
+    A page in the user's browser can reach 127.0.0.1 under a name it controls, or send its
+    own Origin; without this it could play, or end, the user's episode.
+    """
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    names = [*LOOPBACK_HOSTS, *extra_hosts]
+    return TransportSecuritySettings(
+        enable_dns_rebinding_protection=True,
+        allowed_hosts=[h for name in names for h in (name, f"{name}:*")],
+        allowed_origins=[
+            o
+            for name in names
+            for scheme in ("http", "https")
+            for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")
+        ],
+    )
+
+
 def serve_http(
-    env: Environment, task: Task, host: str, port: int, announce: Callable[[str], None]
+    env: Environment,
+    task: Task,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    allowed_hosts: Sequence[str] = (),
 ) -> None:
-    """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound."""
+    """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound.
+    Only loopback Host/Origin headers are answered, plus the names in `allowed_hosts`."""
     with episode_tools(env, task, log_score) as tools:
-        _serve_http(tools, env, host, port, announce)
+        _serve_http(tools, env, host, port, announce, allowed_hosts)
 
 
 def _serve_http(
-    tools: EpisodeTools, env: Environment, host: str, port: int, announce: Callable[[str], None]
+    tools: EpisodeTools,
+    env: Environment,
+    host: str,
+    port: int,
+    announce: Callable[[str], None],
+    allowed_hosts: Sequence[str],
 ) -> None:
     import uvicorn
-    from mcp.server.transport_security import TransportSecuritySettings
+
+    from datagauntlet.frontdoors.http_json import listen_error
 
     server = build_server(tools, f"datagauntlet-{env.id}")
     app = server.streamable_http_app(
-        json_response=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
-        host=host,
+        json_response=True, transport_security=transport_security(allowed_hosts), host=host
     )
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Without this, a reply written in two parts waits ~40 ms for a delayed ACK.
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    sock.bind((host, port))
-    sock.listen(128)  # clients that connect before uvicorn is up wait in the backlog
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        raise listen_error(host, port, exc) from None
+    sock.listen(1024)  # clients that connect before uvicorn is up wait in the backlog
     announce(f"http://{host}:{sock.getsockname()[1]}/mcp")
     uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
     asyncio.run(uv.serve(sockets=[sock]))

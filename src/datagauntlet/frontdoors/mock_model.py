@@ -3,13 +3,14 @@
 `POST /v1/chat/completions` answers with the next tool call of one of an env's policies,
 decided by replaying the request's message history into it (see chat.policy_reply): the same
 history always gets the same answer, and nothing but the request is consulted. JSON and SSE
-streaming are both served. The request's `model` picks a policy by name; any other model name
-gets the server's default policy (the env's reference unless told otherwise). With
-`final_answer=True`, for an env that reads a final message as its submission (dataclean), the
-policy's submitting call is sent as that text instead of a tool call, as a model answering in
-words would.
+streaming are both served. The request's `model` picks a policy by name; the name `default`
+picks the server's default policy (the env's reference unless told otherwise), and any other
+name is refused with a 404 listing what is served (a typo must not quietly play the reference).
+With `final_answer=True`, for an env that reads a final message as its submission (dataclean),
+the policy's submitting call is sent as that text instead of a tool call, as a model answering
+in words would.
 
-Standard library only (ThreadingHTTPServer), bound to 127.0.0.1 by default.
+Standard library only (http_json's ThreadingHTTPServer), bound to 127.0.0.1 by default.
 """
 
 from __future__ import annotations
@@ -19,13 +20,14 @@ import socket
 import threading
 import time
 from collections.abc import Sequence
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
 from datagauntlet.frontdoors.chat import Message, policy_reply, rough_tokens
+from datagauntlet.frontdoors.http_json import HttpError, JsonHandler, JsonHTTPServer
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
+DEFAULT_MODEL = "default"
 
 
 class MockModelServer:
@@ -37,6 +39,7 @@ class MockModelServer:
         port: int = 0,
         final_answer: bool = False,
         script: Sequence[Message] | None = None,
+        socket_timeout: float = 30.0,
     ) -> None:
         policies = env.policies()
         self.default = policy or env.reference
@@ -59,7 +62,7 @@ class MockModelServer:
         self.script = [dict(m) for m in script] if script is not None else None
         self.requests = 0
         self._lock = threading.Lock()
-        self._httpd = _Server((host, port), _Handler)
+        self._httpd = _Server((host, port), _Handler, socket_timeout)
         self._httpd.owner = self
         self._thread: threading.Thread | None = None
 
@@ -71,9 +74,20 @@ class MockModelServer:
     def base_url(self) -> str:
         return f"http://{self._httpd.server_address[0]}:{self.port}/v1"
 
+    @property
+    def model_names(self) -> list[str]:
+        return [DEFAULT_MODEL, *self.policies]
+
     def policy_for(self, model: Any) -> tuple[str, Policy]:
-        name = model if isinstance(model, str) and model in self.policies else self.default
-        return name, self.policies[name]
+        """The policy a request's `model` names; HttpError 404 for a name not served."""
+        if model == DEFAULT_MODEL:
+            return self.default, self.policies[self.default]
+        if isinstance(model, str) and model in self.policies:
+            return model, self.policies[model]
+        shown = repr(model)[:80]
+        raise HttpError(
+            404, f"model {shown} is not served here; models: {', '.join(self.model_names)}"
+        )
 
     def start(self) -> MockModelServer:
         self._thread = threading.Thread(
@@ -104,14 +118,15 @@ class MockModelServer:
         """A chat.completion object for one request body."""
         messages = body.get("messages")
         if not isinstance(messages, list) or not all(isinstance(m, dict) for m in messages):
-            raise ValueError("messages must be a list of message objects")
+            raise HttpError(400, "messages must be a list of message objects")
         tools = body.get("tools") if isinstance(body.get("tools"), list) else []
-        name, policy = self.policy_for(body.get("model"))
-        if self.script is not None:
+        if self.script is not None:  # a fixed trajectory answers whatever model is named
+            name = str(body.get("model"))[:80]
             turn = sum(1 for m in messages if m.get("role") == "assistant")
             done = {"role": "assistant", "content": "Done."}
             message = self.script[turn] if turn < len(self.script) else done
         else:
+            name, policy = self.policy_for(body.get("model"))
             message = policy_reply(policy, messages, tools, self.final_answer)
         with self._lock:
             self.requests += 1
@@ -137,9 +152,7 @@ class MockModelServer:
         }
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-    request_queue_size = 1024  # hundreds of concurrent rollouts connect at once
+class _Server(JsonHTTPServer):
     owner: MockModelServer
 
 
@@ -159,12 +172,10 @@ def stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
+class _Handler(JsonHandler):
     server: _Server
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet: tests run many requests
-        return
+    MAX_BODY_BYTES = MAX_BODY_BYTES
+    ROUTES = ("POST /v1/chat/completions", "GET /v1/models", "GET /health")
 
     def setup(self) -> None:
         super().setup()
@@ -172,45 +183,40 @@ class _Handler(BaseHTTPRequestHandler):
         # ~40 ms for the client's delayed ACK on every request.
         self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
-    def _json(self, status: int, payload: dict[str, Any]) -> None:
-        data = json.dumps(payload).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-    def _error(self, status: int, message: str) -> None:
-        self._json(status, {"error": {"message": message, "type": "invalid_request_error"}})
+    def error_body(self, status: int, message: str) -> dict[str, Any]:
+        kind = "not_found_error" if status == 404 else "invalid_request_error"
+        return {"error": {"message": message, "type": kind, "code": status}}
 
     def do_GET(self) -> None:
         owner = self.server.owner
-        if self.path.rstrip("/") in ("/v1/models", "/models"):
-            data = [{"id": p, "object": "model", "owned_by": owner.env_id} for p in owner.policies]
-            self._json(200, {"object": "list", "data": data})
-        elif self.path == "/health":
-            self._json(200, {"status": "ok", "env": owner.env_id, "policy": owner.default})
+        path = self.path.split("?", 1)[0]
+        if path.rstrip("/") in ("/v1/models", "/models"):
+            data = [
+                {"id": p, "object": "model", "owned_by": owner.env_id} for p in owner.model_names
+            ]
+            self.send_json(200, {"object": "list", "data": data})
+        elif path == "/health":
+            self.send_json(200, {"status": "ok", "env": owner.env_id, "policy": owner.default})
         else:
-            self._error(404, f"no route {self.path}")
+            raise HttpError(404, f"no route GET {path[:200]}{self.routes_hint()}")
 
     def do_POST(self) -> None:
-        if self.path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            self._error(404, f"no route {self.path}")
-            return
-        length = int(self.headers.get("Content-Length") or 0)
-        if length <= 0 or length > MAX_BODY_BYTES:
-            self._error(400, "a JSON body is required")
-            return
+        path = self.path.split("?", 1)[0]
+        if path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
+            raise HttpError(404, f"no route POST {path[:200]}{self.routes_hint()}")
+        body = self.read_json()
+        if not isinstance(body, dict):
+            raise HttpError(400, "the body must be a JSON object")
+        stream = body.get("stream")
+        options = body.get("stream_options")
+        if options is not None and not isinstance(options, dict):
+            raise HttpError(400, 'stream_options must be an object, e.g. {"include_usage": true}')
         try:
-            body = json.loads(self.rfile.read(length))
-            if not isinstance(body, dict):
-                raise ValueError("the body must be a JSON object")
             completion = self.server.owner.complete(body)
         except ValueError as exc:
-            self._error(400, str(exc))
-            return
-        if not body.get("stream"):
-            self._json(200, completion)
+            raise HttpError(400, str(exc)) from None
+        if not stream:
+            self.send_json(200, completion)
             return
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
@@ -218,8 +224,7 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Connection", "close")
         self.end_headers()
         chunks = stream_chunks(completion)
-        include_usage = (body.get("stream_options") or {}).get("include_usage")
-        if not include_usage:
+        if not (options or {}).get("include_usage"):
             chunks = chunks[:-1]
         for chunk in chunks:
             self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())

@@ -2,16 +2,23 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
-from datagauntlet.core.episode import Task
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.seeding import SPLITS
+from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
 from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
-from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode, ExtendedEpisode
+from datagauntlet.envs.bad_batch_gate.episode import (
+    EXTENDED_PROMPT,
+    SYSTEM_PROMPT,
+    BadBatchGateEpisode,
+    ExtendedEpisode,
+)
 from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
 from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
@@ -65,6 +72,39 @@ class BadBatchGateEnv(Environment):
                 raise ValueError(f"task {task.id} does not belong to this cases file")
             return case
         return generate(task.split, task.index, task.seed, self.config.families == "extended")
+
+    def task_info(self, task: Task) -> TaskInfo:
+        """From the case alone: no warehouse is built."""
+        case = self.case(task)
+        system = SYSTEM_PROMPT + EXTENDED_PROMPT if case.extended else SYSTEM_PROMPT
+        return TaskInfo(task, system, case.prompt, self._metadata(case))
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        return self._metadata(self.case(task))
+
+    def _metadata(self, case: Case) -> dict[str, Any]:
+        # The case's family names its defect: it is the answer, so it is no label.
+        return {
+            "families": "extended" if case.extended else "standard",
+            "cases_file": self.config.cases is not None,
+            "batches": len(case.batches),
+        }
+
+    def report_facts(self, episode: Episode[BadBatchGateConfig]) -> dict[str, Any]:
+        assert isinstance(episode, BadBatchGateEpisode)
+        case, world = episode.case, episode.world
+        return {
+            "family": case.family,
+            "case_id": case.case_id,
+            "mart": world.mart(),
+            "correct_mart": world.correct_mart(),
+            "n_bad": sum(b.truth.defective for b in case.batches),
+        }
+
+    def report_tables(self) -> dict[str, Callable[[], str]]:
+        from datagauntlet.envs.bad_batch_gate.tables import report_tables
+
+        return report_tables()
 
     def episode(self, task: Task) -> BadBatchGateEpisode:
         case = self.case(task)

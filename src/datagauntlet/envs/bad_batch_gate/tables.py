@@ -1,130 +1,102 @@
-"""The README's tables, computed from played episodes. Means are exact (fractions of the
-6-digit rewards) and rounded half up, so the figures do not depend on summation order."""
+"""bad-batch-gate's README tables: its columns over episodes played by `core/report.py`.
+
+Means are exact (fractions of the 6-digit rewards) and rounded half up, so the figures do not
+depend on summation order. The episode facts the tables read (family, mart, ...) come from
+`BadBatchGateEnv.report_facts`.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
-from decimal import ROUND_HALF_UP, Decimal
+from collections.abc import Callable, Sequence
 from fractions import Fraction
 
 from datagauntlet.core.env import policy_sees_truth
-from datagauntlet.core.episode import Task
-from datagauntlet.core.score import Score
+from datagauntlet.core.report import (
+    Column,
+    Played,
+    by_policy,
+    dollars,
+    exact_mean,
+    fmt,
+    grid,
+    group_table,
+    play,
+)
 from datagauntlet.envs.bad_batch_gate.env import BadBatchGateEnv
 from datagauntlet.envs.bad_batch_gate.grader import WEIGHTS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
 
+__all__ = [
+    "BASELINES",
+    "Played",
+    "ablation_table",
+    "attacker_table",
+    "baseline_table",
+    "dollars",
+    "exact_mean",
+    "family_table",
+    "fixture_tables",
+    "fmt",
+    "generated_played",
+    "generated_tables",
+    "play",
+    "report_tables",
+    "split_table",
+]
+
 BASELINES = tuple(AGENTS)
 
 
-@dataclass(frozen=True)
-class Played:
-    policy: str
-    task: Task
-    family: str
-    case_id: str
-    score: Score
-    mart: float
-    correct_mart: float
-    n_bad: int
-
-
-def play(env: BadBatchGateEnv, policies: Sequence[str], tasks: Sequence[Task]) -> list[Played]:
-    table = env.policies()
-    out = []
-    for name in policies:
-        for task in tasks:
-            ep = env.episode(task)
-            table[name](ep)
-            out.append(
-                Played(
-                    name,
-                    task,
-                    ep.case.family,
-                    ep.case.case_id,
-                    ep.score(),
-                    ep.world.mart(),
-                    ep.world.correct_mart(),
-                    sum(b.truth.defective for b in ep.case.batches),
-                )
-            )
-            ep.close()
-    return out
-
-
-def exact_mean(values: Sequence[float]) -> Fraction:
-    return sum((Fraction(str(v)) for v in values), Fraction(0)) / len(values)
-
-
-def fmt(value: Fraction | float, digits: int = 4) -> str:
-    exact = (
-        Decimal(value.numerator) / Decimal(value.denominator)
-        if isinstance(value, Fraction)
-        else Decimal(str(value))
-    )
-    return str(exact.quantize(Decimal(1).scaleb(-digits), rounding=ROUND_HALF_UP))
-
-
-def dollars(values: Sequence[float]) -> str:
-    total = sum((Decimal(str(v)) for v in values), Decimal(0))
-    return f"${total.quantize(Decimal('0.01'), rounding=ROUND_HALF_UP):,}"
-
-
 def _by(results: Sequence[Played], policy: str, family: str | None = None) -> list[Played]:
-    return [r for r in results if r.policy == policy and (family is None or r.family == family)]
+    return (
+        by_policy(results, policy) if family is None else by_policy(results, policy, family=family)
+    )
 
 
-def _component(r: Played, name: str) -> float:
-    return r.score.components[name]["value"]
+def _mean_reward(rs: Sequence[Played]) -> str:
+    return fmt(exact_mean([r.score.reward for r in rs]))
 
 
-def _grid(header: str, names: Sequence[str], rows: list[tuple[str, list[str]]]) -> str:
-    lines = [
-        f"| {header} | " + " | ".join(names) + " |",
-        "|---|" + "---:|" * len(names),
-    ]
-    lines += [f"| {label} | " + " | ".join(cells) + " |" for label, cells in rows]
-    return "\n".join(lines)
+def _min_reward(rs: Sequence[Played]) -> str:
+    return fmt(min(r.score.reward for r in rs))
+
+
+def _mean_component(name: str) -> Callable[[Sequence[Played]], str]:
+    return lambda rs: fmt(exact_mean([r.component(name) for r in rs]))
+
+
+def _bad_loaded(rs: Sequence[Played]) -> str:
+    return str(sum(r.score.metrics["bad_batches_loaded"] for r in rs))
+
+
+def _revenue(rs: Sequence[Played]) -> str:
+    return dollars([r.score.metrics["revenue_error_usd"] for r in rs])
 
 
 def baseline_table(results: Sequence[Played], names: Sequence[str] = BASELINES) -> str:
-    def n_bad(p: str) -> int:
-        return sum(r.score.metrics["bad_batches_loaded"] for r in _by(results, p))
-
     total_bad = sum(r.n_bad for r in _by(results, names[0]))
 
-    def mean(p: str, term: str | None = None) -> str:
-        rs = _by(results, p)
-        return fmt(
-            exact_mean([r.score.reward if term is None else _component(r, term) for r in rs])
-        )
+    def across(cell: Callable[[Sequence[Played]], str]) -> list[str]:
+        return [cell(_by(results, p)) for p in names]
 
-    def revenue(p: str) -> str:
-        return dollars([r.score.metrics["revenue_error_usd"] for r in _by(results, p)])
-
-    def matched(p: str) -> str:
-        rs = _by(results, p)
-        return f"{sum(_component(r, 'report') == 1.0 for r in rs)} / {len(rs)}"
+    def matched(rs: Sequence[Played]) -> str:
+        return f"{sum(r.component('report') == 1.0 for r in rs)} / {len(rs)}"
 
     rows = [
-        ("mean reward", [mean(p) for p in names]),
-        ("mean disposition", [mean(p, "disposition") for p in names]),
-        ("defective batches loaded", [f"{n_bad(p)} / {total_bad}" for p in names]),
-        ("revenue error, all cases", [revenue(p) for p in names]),
-        ("reports that match what happened", [matched(p) for p in names]),
+        ("mean reward", across(_mean_reward)),
+        ("mean disposition", across(_mean_component("disposition"))),
+        ("defective batches loaded", across(lambda rs: f"{_bad_loaded(rs)} / {total_bad}")),
+        ("revenue error, all cases", across(_revenue)),
+        ("reports that match what happened", across(matched)),
     ]
-    return _grid("", names, rows)
+    return grid("", names, rows)
 
 
 def family_table(
     results: Sequence[Played], families: Sequence[str], names: Sequence[str] = BASELINES
 ) -> str:
-    rows = [
-        (f, [fmt(exact_mean([r.score.reward for r in _by(results, p, f)])) for p in names])
-        for f in families
-    ]
-    return _grid("family", names, rows)
+    rows = [(f, [_mean_reward(_by(results, p, f)) for p in names]) for f in families]
+    return grid("family", names, rows)
 
 
 def ablation_table(results: Sequence[Played], names: Sequence[str] = BASELINES) -> str:
@@ -133,52 +105,46 @@ def ablation_table(results: Sequence[Played], names: Sequence[str] = BASELINES) 
         for r in _by(results, p):
             value = Fraction(str(r.score.reward))
             if term is not None:
-                value -= Fraction(str(WEIGHTS[term])) * Fraction(str(_component(r, term)))
+                value -= Fraction(str(WEIGHTS[term])) * Fraction(str(r.component(term)))
             values.append(value)
         return fmt(sum(values, Fraction(0)) / len(values))
 
     rows = [("full", [mean_without(p, None) for p in names])]
     rows += [(f"no {t}", [mean_without(p, t) for p in names]) for t in WEIGHTS]
-    return _grid("", names, rows)
+    return grid("", names, rows)
 
 
 def attacker_table(
     env: BadBatchGateEnv, results: Sequence[Played], attackers: Sequence[str]
 ) -> str:
     policies = env.policies()
-    lines = [
-        "| attacker | trick | mean reward | min | bad batches loaded | revenue error |",
-        "|---|---|---:|---:|---:|---:|",
-    ]
-    for p in [env.reference, *attackers]:
-        rs = _by(results, p)
+
+    def trick(p: str) -> str:
         doc = (policies[p].__doc__ or "").strip().splitlines()
-        trick = "target" if p == env.reference else (doc[0] if doc else "")
+        return "target" if p == env.reference else (doc[0] if doc else "")
+
+    groups = []
+    for p in [env.reference, *attackers]:
         label = p + (" (oracle)" if policy_sees_truth(policies[p]) else "")
-        lines.append(
-            f"| {label} | {trick} | {fmt(exact_mean([r.score.reward for r in rs]))} | "
-            f"{fmt(min(r.score.reward for r in rs))} | "
-            f"{sum(r.score.metrics['bad_batches_loaded'] for r in rs)} | "
-            f"{dollars([r.score.metrics['revenue_error_usd'] for r in rs])} |"
-        )
-    return "\n".join(lines)
+        groups.append(((label, trick(p)), _by(results, p)))
+    columns = [
+        Column("mean reward", _mean_reward),
+        Column("min", _min_reward),
+        Column("bad batches loaded", _bad_loaded),
+        Column("revenue error", _revenue),
+    ]
+    return group_table(["attacker", "trick"], groups, columns)
 
 
 def split_table(results: Sequence[Played], names: Sequence[str]) -> str:
-    lines = [
-        "| policy | mean reward | min | disposition | evidence | bad batches loaded |",
-        "|---|---:|---:|---:|---:|---:|",
+    columns = [
+        Column("mean reward", _mean_reward),
+        Column("min", _min_reward),
+        Column("disposition", _mean_component("disposition")),
+        Column("evidence", _mean_component("evidence")),
+        Column("bad batches loaded", _bad_loaded),
     ]
-    for p in names:
-        rs = _by(results, p)
-        lines.append(
-            f"| {p} | {fmt(exact_mean([r.score.reward for r in rs]))} | "
-            f"{fmt(min(r.score.reward for r in rs))} | "
-            f"{fmt(exact_mean([_component(r, 'disposition') for r in rs]))} | "
-            f"{fmt(exact_mean([_component(r, 'evidence') for r in rs]))} | "
-            f"{sum(r.score.metrics['bad_batches_loaded'] for r in rs)} |"
-        )
-    return "\n".join(lines)
+    return group_table("policy", [(p, _by(results, p)) for p in names], columns)
 
 
 def generated_played() -> dict[str, list[Played]]:
@@ -211,6 +177,22 @@ def generated_tables(played: dict[str, list[Played]]) -> dict[str, str]:
         "extended-eval": split_table(played["extended-eval"], names),
         "extended-families": family_table(played["extended-eval"], EXTENDED_FAMILIES, focus),
     }
+
+
+def report_tables() -> dict[str, Callable[[], str]]:
+    """The generated tables by name, for `BadBatchGateEnv.report_tables` (played once)."""
+    memo: dict[str, dict[str, str]] = {}
+
+    def table(name: str) -> Callable[[], str]:
+        def build() -> str:
+            if "tables" not in memo:
+                memo["tables"] = generated_tables(generated_played())
+            return memo["tables"][name]
+
+        return build
+
+    names = ("standard-eval", "standard-test", "attackers-eval", "extended-eval")
+    return {name: table(name) for name in (*names, "extended-families")}
 
 
 def fixture_tables(env: BadBatchGateEnv) -> dict[str, str]:

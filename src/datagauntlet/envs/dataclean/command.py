@@ -51,9 +51,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     if args.dataclean_command != "apply":
-        args.dataclean_parser.print_help(sys.stderr)
-        return 2
-    from datagauntlet.envs.dataclean.csvio import read_csv, write_csv
+        raise ValueError("give a subcommand: apply (see `datagauntlet dataclean --help`)")
+    from datagauntlet.envs.dataclean.csvio import check_output, read_csv, write_csv
     from datagauntlet.envs.dataclean.engine import run_program
     from datagauntlet.envs.dataclean.families import PRIMARY_KEY, PROTECTED_COLUMNS
     from datagauntlet.envs.dataclean.program import (
@@ -63,6 +62,7 @@ def run(args: argparse.Namespace) -> int:
         validate_program,
     )
 
+    check_output(args.output, args.input)
     text = _read_program(args.program, MAX_PROGRAM_BYTES)
     raw = parse_program_text(text)
     table = read_csv(args.input)

@@ -1,19 +1,26 @@
 """Read and write real CSV files as tables, with clear errors for files that are not tables.
 
 Every cell read is a string (an empty field is ""); a missing cell (None) is written as an
-empty field. The output is written to a temporary file and renamed, so a failed run never
-leaves half a file behind.
+empty field. The output is written to a temporary file in the output's own directory and
+renamed, so a failed run never leaves half a file behind; an output that is the input, or an
+existing file that is not a regular file (a device, a FIFO), is refused. Lines are read with
+a cap, so input without newlines (a huge one-line file, /dev/zero) cannot exhaust memory.
 """
 
 from __future__ import annotations
 
 import csv
 import os
+import stat
 import sys
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
+from typing import TextIO
 
 from datagauntlet.envs.dataclean.engine import Table
+
+MAX_LINE_CHARS = 1_000_000
 
 
 class CsvError(ValueError):
@@ -35,7 +42,7 @@ def read_csv(path: str | Path) -> Table:
     path = Path(path)
     try:
         with path.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(fh, strict=True)
+            reader = csv.reader(_capped_lines(fh, path), strict=True)
             try:
                 header = next(reader)
             except StopIteration:
@@ -60,6 +67,45 @@ def read_csv(path: str | Path) -> Table:
     return Table.from_rows(header, rows)
 
 
+def _capped_lines(fh: TextIO, path: Path) -> Iterator[str]:
+    number = 0
+    while True:
+        line = fh.readline(MAX_LINE_CHARS + 1)
+        if not line:
+            return
+        number += 1
+        if len(line) > MAX_LINE_CHARS:
+            raise CsvError(
+                f"{path} line {number} is longer than {MAX_LINE_CHARS} characters; "
+                "is it a CSV file?"
+            )
+        yield line
+
+
+def check_output(output: str | Path, source: str | Path) -> None:
+    """Refuse an output that is the input (any path to the same file) or an existing file
+    that a rename must not replace (a directory, device, FIFO or socket)."""
+    if str(output) == "-":
+        return
+    target = Path(output)
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise CsvError(unreadable(target, exc, "an output file")) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise CsvError(f"{target} is a directory; -o takes a file name")
+    if not stat.S_ISREG(info.st_mode):
+        raise CsvError(f"{target} exists and is not a regular file; refusing to replace it")
+    try:
+        same = os.path.samefile(target, source)
+    except OSError:
+        same = False
+    if same:
+        raise CsvError(f"{target} is the input file; write the cleaned table elsewhere")
+
+
 def _check_header(path: Path, header: list[str]) -> None:
     if not header or all(not name.strip() for name in header):
         raise CsvError(f"{path}: the first line must be a header of column names")
@@ -78,6 +124,7 @@ def write_csv(table: Table, path: str | Path) -> None:
         _write(table, sys.stdout)
         return
     target = Path(path)
+    existing = _regular_mode(target)
     directory = target.parent if str(target.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=directory)
@@ -86,12 +133,35 @@ def write_csv(table: Table, path: str | Path) -> None:
     except PermissionError:
         raise CsvError(f"{target}: permission denied") from None
     try:
+        os.fchmod(fd, existing if existing is not None else 0o666 & ~_umask())
         with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
             _write(table, fh)
         os.replace(tmp, target)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
         raise
+
+
+def _regular_mode(target: Path) -> int | None:
+    """The permission bits of an existing regular file (kept on replace); CsvError for an
+    existing file of another kind, which a rename would destroy."""
+    try:
+        info = os.stat(target)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise CsvError(unreadable(target, exc, "an output file")) from None
+    if stat.S_ISDIR(info.st_mode):
+        raise CsvError(f"{target} is a directory; -o takes a file name")
+    if not stat.S_ISREG(info.st_mode):
+        raise CsvError(f"{target} exists and is not a regular file; refusing to replace it")
+    return stat.S_IMODE(info.st_mode)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
 
 
 def _write(table: Table, fh: object) -> None:

@@ -14,7 +14,7 @@ from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
-from datagauntlet.envs.dataclean.generator import World, generate
+from datagauntlet.envs.dataclean.generator import CleaningTask, generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.program import (
     MAX_MAP_ENTRIES,
@@ -87,6 +87,23 @@ _READ_PARAMS = params(
 )
 
 
+def prompt_of(world: CleaningTask) -> str:
+    """The task's prompt: the cleaning policy and the table (inline when it is small)."""
+    dirty = world.dirty
+    parts = [
+        world.policy_text,
+        "",
+        f"Columns: {', '.join(dirty.columns)}. The table has {len(dirty)} rows.",
+    ]
+    if len(dirty) <= INLINE_ROWS:
+        rows = "\n".join(json.dumps(r, ensure_ascii=False) for r in dirty.records())
+        parts += ["The table, one JSON row per line:", rows]
+    else:
+        parts.append("Read it with read_table.")
+    parts.append("Write the program that cleans it and submit it with submit_program.")
+    return "\n".join(parts)
+
+
 def _preview_description(ep: DatacleanEpisode) -> str:
     return (
         f"Run a program on the table without submitting it ({ep.config.previews} previews per "
@@ -101,7 +118,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
     def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
         config = self.config
-        self.world: World = generate(task.seed, config)
+        self.world: CleaningTask = generate(task.seed, config)
         family = self.world.family
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys
@@ -118,19 +135,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
 
     @property
     def prompt(self) -> str:
-        dirty = self.world.dirty
-        parts = [
-            self.world.policy_text,
-            "",
-            f"Columns: {', '.join(dirty.columns)}. The table has {len(dirty)} rows.",
-        ]
-        if len(dirty) <= INLINE_ROWS:
-            rows = "\n".join(json.dumps(r, ensure_ascii=False) for r in dirty.records())
-            parts += ["The table, one JSON row per line:", rows]
-        else:
-            parts.append("Read it with read_table.")
-        parts.append("Write the program that cleans it and submit it with submit_program.")
-        return "\n".join(parts)
+        return prompt_of(self.world)
 
     # --- tools -----------------------------------------------------------------------------
     @tool(

@@ -68,7 +68,9 @@ class CellRng:
 
 
 @dataclass(frozen=True)
-class World:
+class CleaningTask:
+    """One generated task: the clean table, its corrupted copy and the policy that explains it."""
+
     family: Family
     truth: Table  # one clean row per record, in generation order: never shown
     dirty: Table  # what the agent sees: corrupted, shuffled, with duplicate rows
@@ -290,7 +292,7 @@ class _Generator:
         return []
 
     # --- the whole task --------------------------------------------------------------------
-    def build(self) -> World:
+    def build(self) -> CleaningTask:
         columns = self.family.names
         clean_rows = [self.clean_row(i) for i in range(self.n)]
         self._unique_keys(clean_rows)
@@ -305,7 +307,7 @@ class _Generator:
         ordered = [dirty_rows[i] for i in order]
         dirty = Table.from_rows(columns, ordered)
         text = render_policy(self.family, aliases, self.date_order, self.batch, len(dirty))
-        return World(self.family, truth, dirty, aliases, self.date_order, self.batch, text)
+        return CleaningTask(self.family, truth, dirty, aliases, self.date_order, self.batch, text)
 
     def _unique_keys(self, rows: list[dict[str, Cell]]) -> None:
         seen: set[Cell] = set()
@@ -345,5 +347,5 @@ class _Generator:
         return [r for _, _, r in keyed]
 
 
-def generate(seed: int, config: DatacleanConfig) -> World:
+def generate(seed: int, config: DatacleanConfig) -> CleaningTask:
     return _Generator(seed, config).build()

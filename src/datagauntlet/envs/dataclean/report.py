@@ -1,10 +1,14 @@
-"""The README's calibration tables: every built-in policy per split and family.
+"""dataclean's README tables: its columns over `core/report.py`'s layout, per split and family.
 
-`python -m datagauntlet.envs.dataclean.report` prints them; a test pins the README to them.
+`python -m datagauntlet.envs.dataclean.report` prints them; tests/test_readme_tables.py pins the
+README blocks to them.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from datagauntlet.core.report import Column, grid, group_table
 from datagauntlet.core.runner import CalibrationRow, calibrate
 from datagauntlet.core.seeding import SPLITS
 from datagauntlet.envs.dataclean.env import DatacleanEnv
@@ -18,18 +22,25 @@ def calibration_rows(n: int = TASKS_PER_CELL) -> dict[str, list[CalibrationRow]]
     return {split: calibrate(env, n, split) for split in SPLITS}
 
 
+def mean(values: list[float]) -> float:
+    return sum(values) / len(values)
+
+
 def reward_table(rows: dict[str, list[CalibrationRow]]) -> str:
     policies = list(dict.fromkeys(r.policy for rs in rows.values() for r in rs))
-    lines = [
-        "| split | family | " + " | ".join(policies) + " |",
-        "|---|---|" + "---:|" * len(policies),
-    ]
+    lines = []
     for split, rs in rows.items():
         for family in dict.fromkeys(str(r.config["family"]) for r in rs):
             cells = {r.policy: r.mean_reward for r in rs if r.config["family"] == family}
-            values = " | ".join(f"{cells[p]:.2f}" for p in policies)
-            lines.append(f"| {split} | {family} | {values} |")
-    return "\n".join(lines)
+            lines.append(((split, family), [f"{cells[p]:.2f}" for p in policies]))
+    return grid(["split", "family"], policies, lines)
+
+
+def _mean_of(value: Callable[[CalibrationRow], float], digits: int) -> Column[CalibrationRow]:
+    def cell(rs: Sequence[CalibrationRow]) -> str:
+        return f"{mean([value(r) for r in rs]):.{digits}f}"
+
+    return Column("", cell)
 
 
 def component_table(rows: dict[str, list[CalibrationRow]]) -> str:
@@ -38,31 +49,37 @@ def component_table(rows: dict[str, list[CalibrationRow]]) -> str:
     for rs in rows.values():
         for r in rs:
             by_policy.setdefault(r.policy, []).append(r)
-    names = list(WEIGHTS)
-    lines = [
-        "| policy | reward | " + " | ".join(names) + " | cells damaged | rows missing |",
-        "|---|---:|" + "---:|" * (len(names) + 2),
+
+    def column(header: str, value: Callable[[CalibrationRow], float], digits: int = 2) -> Column:
+        return Column(header, _mean_of(value, digits).cell)
+
+    columns = [column("reward", lambda r: r.mean_reward)]
+    columns += [column(k, lambda r, k=k: r.components[k]) for k in WEIGHTS]
+    columns += [
+        column("cells damaged", lambda r: r.metrics["cells_damaged"], 1),
+        column("rows missing", lambda r: r.metrics["rows_missing"], 1),
     ]
-    for policy, rs in by_policy.items():
-
-        def mean(values: list[float]) -> float:
-            return sum(values) / len(values)
-
-        comps = " | ".join(f"{mean([r.components[k] for r in rs]):.2f}" for k in names)
-        damaged = mean([r.metrics["cells_damaged"] for r in rs])
-        missing = mean([r.metrics["rows_missing"] for r in rs])
-        reward = mean([r.mean_reward for r in rs])
-        lines.append(f"| {policy} | {reward:.2f} | {comps} | {damaged:.1f} | {missing:.1f} |")
-    return "\n".join(lines)
-
-
-def mean(values: list[float]) -> float:
-    return sum(values) / len(values)
+    return group_table("policy", list(by_policy.items()), columns)
 
 
 def tables(n: int = TASKS_PER_CELL) -> str:
     rows = calibration_rows(n)
     return f"{reward_table(rows)}\n\n{component_table(rows)}"
+
+
+def report_tables() -> dict[str, Callable[[], str]]:
+    """The README's tables by name, for `DatacleanEnv.report_tables` (played once)."""
+    memo: dict[str, dict[str, list[CalibrationRow]]] = {}
+
+    def rows() -> dict[str, list[CalibrationRow]]:
+        if "rows" not in memo:
+            memo["rows"] = calibration_rows()
+        return memo["rows"]
+
+    return {
+        "rewards": lambda: reward_table(rows()),
+        "components": lambda: component_table(rows()),
+    }
 
 
 if __name__ == "__main__":

@@ -6,8 +6,13 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Task
+from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
-from datagauntlet.envs.dirty_integration.episode import DirtyIntegrationEpisode
+from datagauntlet.envs.dirty_integration.episode import (
+    PROMPT,
+    SYSTEM_PROMPT,
+    DirtyIntegrationEpisode,
+)
 from datagauntlet.envs.dirty_integration.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dirty_integration.policies import POLICIES
 from datagauntlet.envs.dirty_integration.registration import REGISTRATION
@@ -27,3 +32,10 @@ class DirtyIntegrationEnv(Environment):
 
     def calibration_grid(self) -> list[dict[str, Any]]:
         return [{"profile": p} for p in ("clean", "realistic", "hostile")]
+
+    def task_info(self, task: Task) -> TaskInfo:
+        return TaskInfo(task, SYSTEM_PROMPT, PROMPT, self.task_metadata(task))
+
+    def task_metadata(self, task: Task) -> dict[str, Any]:
+        c = self.config
+        return {"profile": c.profile, "num_records": c.num_records, "page_size": c.page_size}

@@ -27,6 +27,10 @@ accepted once and ends the task.
 The API is a third party's and is not guaranteed to behave. It has a request quota that is not
 published. Submit every record exactly once, with amount as an integer."""
 
+PROMPT = (
+    "Collect every record from the partner API and submit them. Start with fetch_page(cursor=null)."
+)
+
 _CURSOR = params(
     {
         "cursor": {
@@ -68,10 +72,7 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
 
     @property
     def prompt(self) -> str:
-        return (
-            "Collect every record from the partner API and submit them. "
-            "Start with fetch_page(cursor=null)."
-        )
+        return PROMPT
 
     @tool(
         "Fetch one page of records. cursor: null for the first page, else a next_cursor "

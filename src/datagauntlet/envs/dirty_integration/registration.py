@@ -19,4 +19,5 @@ REGISTRATION = Registration(
     generator_version="1",
     summary="collect every record from a paginated API that fails quietly",
     http_api="datagauntlet.envs.dirty_integration.http_api:handle",
+    fast_steps=True,
 )

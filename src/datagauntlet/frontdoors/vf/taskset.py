@@ -77,6 +77,11 @@ class EpisodeData(vf.TaskData):
     seed: int
     split: str
     index: int
+    # the env's labels of the task (never its answer)
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    # the code's versions (`env.versions()`): part of the task's hash, so verifiers treats a
+    # task of another generator or grader version as another task
+    versions: dict[str, str] = Field(default_factory=dict)
 
 
 class WorldToolset(Toolset[ToolsetConfig, WorldState]):
@@ -161,6 +166,8 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
             finally:
                 await live.close()
             trace.state.score = score.as_dict()
+            # the score's stamp (the code's versions and the task's content hash) is saved
+            trace.info["versions"] = dict(score.stamp)
 
     def final_score(self, trace: Trace) -> dict[str, Any]:
         """The live world's score; for a saved trace (`vf-replay`, whose State is empty) or
@@ -246,15 +253,13 @@ def taskset_for(env_id: str) -> type[vf.Taskset]:
         values = {k: getattr(self.config, k) for k in env_fields}
         env = env_cls.from_kwargs(**values)
         config = env.config.as_dict()
+        versions = env.versions()
         for t in env.tasks(self.config.split, self.config.num_tasks):
-            ep = env.episode(t)
-            try:
-                prompt, system_prompt = ep.prompt, ep.system_prompt
-            finally:
-                ep.close()
+            info = env.task_info(t)  # prompts and labels, without building the world
             data = EpisodeData(
-                id=t.id, name=f"{env_id} {t.id}", prompt=prompt, system_prompt=system_prompt,
-                env_id=env_id, env_config=config, seed=t.seed, split=t.split, index=t.index,
+                id=t.id, name=f"{env_id} {t.id}", prompt=info.prompt,
+                system_prompt=info.system_prompt, env_id=env_id, env_config=config, seed=t.seed,
+                split=t.split, index=t.index, metadata=info.metadata, versions=versions,
             )  # fmt: skip
             yield task_cls(data, self.config.task)
 

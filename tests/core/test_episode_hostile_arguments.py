@@ -1,5 +1,5 @@
-"""The core changes this env needed, checked on every registered env: `ep.call` never raises
-for hostile argument text, and the action log survives anything JSON can carry."""
+"""`Episode.call` on every registered env never raises for hostile argument text, and the
+action log survives anything JSON can carry."""
 
 from __future__ import annotations
 

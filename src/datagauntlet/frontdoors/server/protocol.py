@@ -1,0 +1,68 @@
+"""Reading requests: bounded bodies, strict JSON, and the shapes each route accepts.
+
+Every way a request can be wrong ends in a `BadRequest` whose message says what was expected;
+the app turns it into a JSON 4xx. Nothing here raises anything else for client input.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from datagauntlet.core.episode import loads_strict
+
+
+class BadRequest(Exception):
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+
+
+def parse_json(raw: bytes, limit: int) -> Any:
+    if len(raw) > limit:
+        raise BadRequest(413, f"body of {len(raw):,} bytes is over the limit of {limit:,} bytes")
+    if not raw.strip():
+        return {}
+    try:
+        return loads_strict(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        raise BadRequest(400, "body is not UTF-8 text") from None
+    except ValueError as exc:
+        raise BadRequest(400, f"body is not valid JSON: {exc}") from None
+
+
+def object_with(value: Any, allowed: dict[str, tuple[type, ...]], what: str) -> dict[str, Any]:
+    """`value` as an object holding only `allowed` keys, each of an allowed type."""
+    expected = ", ".join(f"{k} ({'/'.join(t.__name__ for t in ts)})" for k, ts in allowed.items())
+    if not isinstance(value, dict):
+        raise BadRequest(400, f"{what} must be a JSON object with: {expected}")
+    unknown = sorted(k for k in value if k not in allowed)
+    if unknown:
+        raise BadRequest(400, f"{what}: unknown field {unknown[0]!r}; expected: {expected}")
+    for key, types in allowed.items():
+        if key in value and value[key] is not None and not _is(value[key], types):
+            raise BadRequest(400, f"{what}: {key} must be {'/'.join(t.__name__ for t in types)}")
+    return value
+
+
+def _is(value: Any, types: tuple[type, ...]) -> bool:
+    if isinstance(value, bool) and bool not in types:
+        return False
+    return isinstance(value, types)
+
+
+SESSION_FIELDS: dict[str, tuple[type, ...]] = {
+    "env": (str,),
+    "config": (dict,),
+    "split": (str,),
+    "task": (int,),
+}
+CALL_FIELDS: dict[str, tuple[type, ...]] = {"name": (str,), "arguments": (dict, str, list)}
+ANSWER_FIELDS: dict[str, tuple[type, ...]] = {"text": (str,)}
+
+
+def session_request(body: Any) -> tuple[str, dict[str, Any], str, int]:
+    req = object_with(body, SESSION_FIELDS, "a new session")
+    if not req.get("env"):
+        raise BadRequest(400, "a new session needs env (an id from GET /envs)")
+    return req["env"], req.get("config") or {}, req.get("split") or "eval", req.get("task") or 0

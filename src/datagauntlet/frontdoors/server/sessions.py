@@ -1,0 +1,184 @@
+"""The session store: bounded, reaped when idle, one live episode per session.
+
+A session is one episode of one env (config, split, task), played through the same
+live-episode helper as every other door, so its calls run in order on its own thread and its
+score is fixed by the step that ended it. Limits are hard: past `max_sessions` a new session is
+refused with a message naming the limit, and a session unused for `idle_seconds` is closed and
+forgotten (its id then answers 404, like any unknown id).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import secrets
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from datagauntlet.core.env import Environment
+from datagauntlet.frontdoors.live import LiveEpisode, Step
+
+
+@dataclass(frozen=True)
+class Limits:
+    max_sessions: int = 1024
+    idle_seconds: float = 600.0
+    max_body_bytes: int = 8 * 1024 * 1024
+    max_message_bytes: int = 8 * 1024 * 1024  # one WebSocket message
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "max_sessions": self.max_sessions,
+            "idle_seconds": self.idle_seconds,
+            "max_body_bytes": self.max_body_bytes,
+            "max_message_bytes": self.max_message_bytes,
+        }
+
+
+class LimitReached(Exception):
+    """A hard limit refused the request; the message names the limit."""
+
+
+class UnknownSession(KeyError):
+    pass
+
+
+@dataclass
+class Session:
+    id: str
+    env: Environment
+    live: LiveEpisode
+    split: str
+    task_index: int
+    created: float
+    last_used: float
+    calls: int = 0
+    final: dict[str, Any] | None = None
+    extras: dict[str, Any] = field(default_factory=dict)  # per-door state (an MCP app, ...)
+
+    def touch(self) -> None:
+        self.last_used = time.monotonic()
+
+    def opening(self) -> dict[str, Any]:
+        """What a client needs to play: the prompts, the tools and the limits."""
+        task = self.live.ep.task
+        return {
+            "session_id": self.id,
+            "env": self.env.id,
+            "config": self.env.config.as_dict(),
+            "task": task.as_dict(),
+            "system_prompt": self.live.system_prompt,
+            "prompt": self.live.prompt,
+            "tools": self.live.tool_specs,
+            "reads_final_answer": self.live.reads_final_answer,
+            "max_turns": getattr(self.env.config, "max_turns", None),
+        }
+
+    def describe(self) -> dict[str, Any]:
+        return {
+            "session_id": self.id,
+            "env": self.env.id,
+            "split": self.split,
+            "task": self.task_index,
+            "done": self.live.done,
+            "calls": self.calls,
+            "idle_seconds": round(time.monotonic() - self.last_used, 3),
+        }
+
+    def record(self, step: Step) -> dict[str, Any]:
+        """The reply to one step: its result, and the score only if this step ended it."""
+        self.calls += 1
+        reply: dict[str, Any] = {"result": step.result, "done": self.live.done}
+        if step.score is not None:
+            self.final = step.score.as_dict()
+            reply["score"] = self.final
+        return reply
+
+
+class SessionStore:
+    def __init__(self, limits: Limits | None = None) -> None:
+        self.limits = limits or Limits()
+        self._sessions: dict[str, Session] = {}
+        self._envs: dict[tuple[str, str], Environment] = {}
+        self._creating = 0
+        self.created = 0
+        self.reaped = 0
+
+    def __len__(self) -> int:
+        return len(self._sessions)
+
+    def _env(self, env_id: str, config: dict[str, Any]) -> Environment:
+        import datagauntlet as dg
+
+        key = (env_id, json.dumps(config, sort_keys=True, default=str))
+        env = self._envs.get(key)
+        if env is None:
+            env = dg.make(env_id, **config)  # ValueError names an unknown env or bad config
+            if len(self._envs) < 256:  # configs are few; an endless variety is not cached
+                self._envs[key] = env
+        return env
+
+    async def create(
+        self, env_id: str, config: dict[str, Any], split: str, task_index: int
+    ) -> Session:
+        if len(self._sessions) + self._creating >= self.limits.max_sessions:
+            raise LimitReached(
+                f"session limit reached: {self.limits.max_sessions} open sessions; close one "
+                "(DELETE /sessions/ID) or wait for idle ones to be reaped "
+                f"after {self.limits.idle_seconds:g} s"
+            )
+        if task_index < 0:
+            raise ValueError(f"task must be >= 0, got {task_index}")
+        env = self._env(env_id, config)
+        task = env.make_task(split, task_index)  # ValueError names a bad split
+        self._creating += 1
+        try:
+            live = await LiveEpisode.open(env, task, inline=env.registration.fast_steps)
+        finally:
+            self._creating -= 1
+        now = time.monotonic()
+        session = Session(secrets.token_urlsafe(18), env, live, split, task_index, now, now)
+        self._sessions[session.id] = session
+        self.created += 1
+        return session
+
+    def get(self, session_id: str) -> Session:
+        session = self._sessions.get(session_id)
+        if session is None:
+            raise UnknownSession(session_id)
+        session.touch()
+        return session
+
+    def list(self) -> list[Session]:
+        return list(self._sessions.values())
+
+    async def close(self, session_id: str) -> Session:
+        session = self._sessions.pop(session_id, None)
+        if session is None:
+            raise UnknownSession(session_id)
+        await _close(session)
+        return session
+
+    async def reap(self) -> int:
+        """Close every session idle for longer than the limit."""
+        cutoff = time.monotonic() - self.limits.idle_seconds
+        idle = [s for s in self._sessions.values() if s.last_used < cutoff]
+        for s in idle:
+            self._sessions.pop(s.id, None)
+            await _close(s)
+        self.reaped += len(idle)
+        return len(idle)
+
+    async def close_all(self) -> None:
+        sessions, self._sessions = list(self._sessions.values()), {}
+        await asyncio.gather(*(_close(s) for s in sessions))
+
+
+async def _close(session: Session) -> None:
+    for extra in list(session.extras.values()):
+        stop = getattr(extra, "stop", None)
+        if callable(stop):
+            await stop()
+    session.extras.clear()
+    await session.live.close()

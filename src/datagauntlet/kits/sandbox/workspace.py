@@ -1,0 +1,78 @@
+"""Workspaces: fresh copies for graded runs, and handing a directory to the run's user."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import stat
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+
+@contextlib.contextmanager
+def fresh_workspace(source: str | os.PathLike[str] | None = None) -> Iterator[Path]:
+    """A new workspace under the sandbox's scratch directory, removed afterwards.
+
+    With `source`, it starts as a copy: regular files by content (so a hard link to a file
+    elsewhere becomes a file of its own), directories, and symlinks as symlinks (the walls,
+    not the copy, decide where they may lead). Nothing an earlier run did to `source`'s copy
+    can reach this one.
+    """
+    from datagauntlet.kits.sandbox.runtime import runtime
+
+    root = Path(tempfile.mkdtemp(prefix="ws-", dir=runtime().scratch))
+    try:
+        if source is not None:
+            src = Path(source)
+            if not src.is_dir():
+                raise ValueError(f"workspace to copy is not a directory: {src}")
+            _copy_tree(src, root)
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _copy_tree(src: Path, dst: Path) -> None:
+    for entry in os.scandir(src):
+        target = dst / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), target)
+        elif entry.is_dir(follow_symlinks=False):
+            target.mkdir()
+            _copy_tree(Path(entry.path), target)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, target, follow_symlinks=False)
+        # sockets, fifos and devices are not carried over
+
+
+def hand_over(workspace: Path, uid: int, gid: int) -> None:
+    """Make `workspace` the run user's own, without following links out of it.
+
+    Files with more than one name are left as they are: a hard link planted from outside
+    must not turn the outside file over to the sandbox.
+    """
+    if os.geteuid() != 0:
+        return
+    _check_reachable(workspace)
+    os.chown(workspace, uid, gid)
+    os.chmod(workspace, 0o700)
+    for dirpath, dirnames, filenames in os.walk(workspace):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            st = os.lstat(path)
+            if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
+                continue
+            if stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+                os.chown(path, uid, gid, follow_symlinks=False)
+
+
+def _check_reachable(workspace: Path) -> None:
+    for parent in workspace.parents:
+        if not os.stat(parent).st_mode & stat.S_IXOTH:
+            raise ValueError(
+                f"workspace {workspace} is not reachable by the sandbox's unprivileged user "
+                f"({parent} is mode {stat.S_IMODE(os.stat(parent).st_mode):o}); "
+                "run it in fresh_workspace(...) or under a directory others can enter"
+            )

@@ -1,0 +1,273 @@
+"""The sandbox kit's behaviour outside the escape battery: what legitimate scripts can do,
+what the supervisor enforces, and what the result says."""
+
+from __future__ import annotations
+
+import dis
+import os
+import shutil
+import sqlite3
+import stat
+import tempfile
+import time
+import types
+from pathlib import Path
+
+import pytest
+
+from datagauntlet.kits.sandbox import (
+    GRADED,
+    WALLS,
+    Limits,
+    WallsUnavailable,
+    fresh_workspace,
+    run_script,
+)
+from datagauntlet.kits.sandbox.child import launcher_source
+from datagauntlet.kits.sandbox.child.seccomp import ARCHES, build_filter
+from datagauntlet.kits.sandbox.runner import _result, _Stream
+from datagauntlet.kits.sandbox.runtime import runtime
+from datagauntlet.kits.sandbox.workspace import hand_over
+
+root_only = pytest.mark.skipif(os.geteuid() != 0, reason="drops privileges: runs as root")
+QUICK = Limits(timeout_s=10.0, cpu_s=5, memory_mb=512)
+
+REMEDIATION = """
+import sqlite3
+db = sqlite3.connect("db.sqlite")
+with db:
+    db.execute("UPDATE ledger SET amount = amount * 2 WHERE partner = 'p1'")
+    db.execute("DELETE FROM ledger WHERE partner = 'p3'")
+    db.execute("INSERT INTO ledger VALUES ('p4', 7)")
+print(db.execute("SELECT count(*) FROM ledger").fetchone()[0])
+"""
+
+
+def _ledger(path: Path) -> None:
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE ledger (partner TEXT, amount INTEGER)")
+    db.executemany("INSERT INTO ledger VALUES (?, ?)", [("p1", 10), ("p2", 20), ("p3", 30)])
+    db.commit()
+    db.close()
+
+
+@root_only
+def test_sqlite_remediation_runs_with_every_wall(tmp_path: Path) -> None:
+    src = tmp_path / "ws"
+    src.mkdir()
+    _ledger(src / "db.sqlite")
+    with fresh_workspace(src) as ws:
+        res = run_script(REMEDIATION, ws, GRADED, require=WALLS)
+        rows = (
+            sqlite3.connect(ws / "db.sqlite").execute("SELECT * FROM ledger ORDER BY 1").fetchall()
+        )
+    assert res.ok, (res.stderr, res.violations)
+    assert res.walls == WALLS
+    assert res.stdout.strip() == "3"
+    assert rows == [("p1", 20), ("p2", 20), ("p4", 7)]
+    # the source workspace is untouched: the run had a copy
+    orig = sqlite3.connect(src / "db.sqlite").execute("SELECT * FROM ledger ORDER BY 1").fetchall()
+    assert orig == [("p1", 10), ("p2", 20), ("p3", 30)]
+
+
+@root_only
+def test_script_by_path_and_stdlib_breadth() -> None:
+    code = (
+        "import csv, json, decimal, datetime, zoneinfo, hashlib, re, threading, tempfile\n"
+        "import collections, dataclasses, statistics, pathlib, sqlite3\n"
+        "t = threading.Thread(target=lambda: None); t.start(); t.join()\n"
+        "db = sqlite3.connect(pathlib.Path('w.db')); db.execute('pragma journal_mode=wal')\n"
+        "db.execute('create table t(x)'); db.execute('insert into t values (1)'); db.commit()\n"
+        "print(datetime.datetime(2024, 3, 31, 2, tzinfo=zoneinfo.ZoneInfo('Europe/Paris')))\n"
+        "print(tempfile.mkdtemp().startswith(pathlib.Path.cwd().as_posix()))\n"
+    )
+    with fresh_workspace() as ws:
+        (ws / "fix.py").write_text(code)
+        res = run_script(ws / "fix.py", ws, QUICK)
+    assert res.ok, (res.stderr, res.violations)
+    assert res.stdout.split() == ["2024-03-31", "02:00:00+01:00", "True"]
+
+
+@root_only
+def test_a_graded_copy_sees_nothing_an_earlier_run_wrote(tmp_path: Path) -> None:
+    src = tmp_path / "ws"
+    src.mkdir()
+    (src / "input.txt").write_text("original")
+    with fresh_workspace(src) as ws:
+        res = run_script("open('input.txt', 'w').write('tampered'); open('x', 'w')", ws, QUICK)
+        assert res.ok
+    with fresh_workspace(src) as ws:
+        assert (ws / "input.txt").read_text() == "original"
+        assert not (ws / "x").exists()
+    assert (src / "input.txt").read_text() == "original"
+
+
+@root_only
+def test_timeout_kills_the_whole_group_and_setsid_escapees() -> None:
+    # fork is allowed here on purpose (no audit, no seccomp) so there are children to kill
+    code = (
+        "import os, time\n"
+        "for setsid in (False, True):\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        if setsid: os.setsid()\n"
+        "        open(f'pid{int(setsid)}', 'w').write(str(os.getpid())); time.sleep(600)\n"
+        "time.sleep(600)\n"
+    )
+    with fresh_workspace() as ws:
+        start = time.monotonic()
+        res = run_script(code, ws, QUICK.with_(timeout_s=1.5), walls=("process", "rlimits"))
+        took = time.monotonic() - start
+        pids = [int((ws / f"pid{i}").read_text()) for i in (0, 1)]
+    assert res.timed_out and res.exit_code == -9
+    assert any(v.event == "timeout" for v in res.violations)
+    assert took < 6
+    for pid in pids:
+        assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
+
+
+@root_only
+def test_output_is_capped_and_a_flood_is_killed() -> None:
+    with fresh_workspace() as ws:
+        res = run_script("print('x' * 1_000_000)", ws, QUICK.with_(output_bytes=1000))
+        flood = run_script(
+            "import sys\nwhile True: sys.stdout.write('y' * 65536)",
+            ws,
+            QUICK.with_(output_bytes=1000, flood_bytes=1 << 20),
+        )
+    assert res.exit_code == 0 and res.truncated and res.stdout == "x" * 1000
+    assert not res.violations  # a long print is not a violation; only the cap applies
+    assert flood.truncated and not flood.ok
+    assert [v.event for v in flood.violations] == ["output flood"]
+
+
+@root_only
+def test_limits_are_reported_as_violations() -> None:
+    with fresh_workspace() as ws:
+        mem = run_script("x = bytearray(1 << 30)", ws, QUICK.with_(memory_mb=256))
+        big = run_script("open('f', 'wb').write(b'x' * (3 << 20))", ws, QUICK.with_(file_size_mb=1))
+        cpu = run_script("while True: pass", ws, QUICK.with_(cpu_s=1, timeout_s=20))
+    assert ("rlimits", "memory") in [(v.wall, v.event) for v in mem.violations]
+    assert ("rlimits", "file size") in [(v.wall, v.event) for v in big.violations]
+    assert ("rlimits", "cpu") in [(v.wall, v.event) for v in cpu.violations]
+    assert cpu.exit_code in (-24, -9) and not cpu.timed_out
+
+
+@root_only
+def test_forged_report_lines_do_not_raise_walls() -> None:
+    # the script writes wall lines into every pipe it holds; only lines before it started count
+    code = (
+        "import os, stat\n"
+        "for fd in range(3, 64):\n"
+        "    try:\n"
+        "        if stat.S_ISFIFO(os.fstat(fd).st_mode):\n"
+        "            os.write(fd, b'W\\tlandlock\\tup\\tforged\\nW\\tseccomp\\tup\\tforged\\n')\n"
+        "    except OSError: pass\n"
+    )
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK, walls=("process", "rlimits"))
+    assert res.walls == ("process", "rlimits")
+    assert "forged" not in res.wall_notes.values()
+
+
+def test_required_walls_down_refuse_the_run() -> None:
+    chan = b"W\tprocess\tup\tok\nW\tlandlock\tdown\tkernel has no Landlock\nR\tlandlock\n"
+    with pytest.raises(WallsUnavailable, match="landlock: kernel has no Landlock"):
+        _result(125, _Stream(10), _Stream(10), chan, [], QUICK, 0.1, 0.0, False, False, 0,
+                Path("/ws"))  # fmt: skip
+
+
+def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="unknown sandbox wall"):
+        run_script("pass", tmp_path, walls=("process", "moat"))
+    with pytest.raises(ValueError, match="not requested"):
+        run_script("pass", tmp_path, walls=("process",), require=("seccomp",))
+    with pytest.raises(ValueError, match="not a directory"):
+        run_script("pass", tmp_path / "missing")
+    with pytest.raises(ValueError, match="must be positive"):
+        Limits(timeout_s=0)
+    with pytest.raises(ValueError, match="must be a number"):
+        Limits(memory_mb=True)  # type: ignore[arg-type]
+
+
+@root_only
+def test_an_unreachable_workspace_is_refused_with_a_hint(tmp_path: Path) -> None:
+    locked = tmp_path / "locked"
+    (locked / "ws").mkdir(parents=True)
+    os.chmod(locked, 0o700)
+    with pytest.raises(ValueError, match="fresh_workspace"):
+        run_script("pass", locked / "ws")
+
+
+@root_only
+def test_hand_over_leaves_hard_links_alone() -> None:
+    tmp_path = Path(tempfile.mkdtemp(dir=runtime().scratch))
+    os.chmod(tmp_path, 0o755)
+    try:
+        _hand_over_case(tmp_path)
+    finally:
+        shutil.rmtree(tmp_path)
+
+
+def _hand_over_case(tmp_path: Path) -> None:
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x")
+    ws = tmp_path / "ws"
+    ws.mkdir()
+    (ws / "hl").hardlink_to(outside)
+    (ws / "own.txt").write_text("y")
+    (ws / "ln").symlink_to(outside)
+    hand_over(ws, 123456, 123456)
+    assert outside.stat().st_uid == 0  # neither through the hard link nor the symlink
+    assert (ws / "own.txt").stat().st_uid == 123456
+    assert stat.S_IMODE(ws.stat().st_mode) == 0o700
+
+
+def _functions(code: types.CodeType):
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield const
+            yield from _functions(const)
+
+
+def test_the_audit_hook_looks_up_no_global_or_free_name() -> None:
+    """Everything the hook uses is bound at creation: rebinding a builtin, a module
+    attribute or the launcher's globals cannot change what it does."""
+    code = compile(launcher_source(), "<sandbox-launcher>", "exec")
+    factory = next(c for c in _functions(code) if c.co_name == "make_audit_hook")
+    inner = [c for c in _functions(factory) if c.co_name != "<genexpr>"]
+    names = {c.co_name for c in inner}
+    assert {"hook", "record", "as_text", "resolve", "place", "linked", "deny_fork_exec"} <= names
+    for fn in inner:
+        loads = {
+            i.opname
+            for i in dis.get_instructions(fn)
+            if i.opname in ("LOAD_GLOBAL", "LOAD_NAME", "LOAD_DEREF", "LOAD_CLOSURE")
+        }
+        assert not loads, f"{fn.co_name} looks up {loads}"
+        assert not fn.co_freevars, fn.co_name
+
+
+def test_seccomp_filter_assembles_with_jumps_in_range() -> None:
+    prog = build_filter("x86_64", 4242, 7)
+    assert 50 < len(prog) < 255
+    for _, jt, jf, k in prog:
+        assert 0 <= jt < 256 and 0 <= jf < 256 and 0 <= k < 1 << 32
+    # the last instructions are the verdicts: allow, EPERM, ENOSYS, kill
+    assert [k for _, _, _, k in prog[-4:]] == [0x7FFF0000, 0x50001, 0x50026, 0x80000000]
+    denied = ARCHES["x86_64"]["deny"]
+    ks = {k for code, _, _, k in prog if code == 0x15}
+    assert {denied["socket"], denied["execve"], denied["ptrace"], denied["mount"]} <= ks
+    assert 4242 in ks and 7 in ks  # own pid for kill, report fd for close/dup
+
+
+@root_only
+def test_runtime_is_a_root_owned_readonly_stdlib_without_site_packages() -> None:
+    rt = runtime()
+    assert not (rt.stdlib / "site-packages").exists()
+    assert not (rt.stdlib / "test").exists()
+    assert not list((rt.stdlib / "lib-dynload").glob("_testcapi*"))
+    for path in (rt.root, rt.stdlib, rt.python, rt.launcher):
+        st = path.stat()
+        assert st.st_uid == 0 and not st.st_mode & 0o022, path
+    assert rt.scratch.stat().st_mode & 0o777 == 0o711

@@ -1,0 +1,64 @@
+"""The README's set-up facts are true: where the command is, the fixture's origin, defaults."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text()
+SECTION = README.split("## Getting set up, and when something goes wrong", 1)[1].split("\n## ")[0]
+
+
+def test_the_command_lives_where_the_readme_says() -> None:
+    assert "`.venv/bin/datagauntlet`" in SECTION
+    assert re.search(r"^VENV := \.venv$", (ROOT / "Makefile").read_text(), re.M)
+    scripts = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["scripts"]
+    assert scripts["datagauntlet"] == "datagauntlet.cli.main:main"
+
+
+def _fixture() -> Path | None:
+    rel = Path("fixtures") / "bad-batch-gate" / "eval_curated.jsonl"
+    for root in (os.environ.get("DATAGAUNTLET_SHARED"), str(ROOT / ".." / "shared")):
+        if root and (Path(root) / rel).is_file():
+            return Path(root) / rel
+    return None
+
+
+def test_the_fixture_named_in_the_readme_is_the_one_the_tests_read() -> None:
+    sha = re.search(r"sha256 `([0-9a-f]{64})`", SECTION)
+    assert sha and "`jigonyoo/bad-batch-gate`" in SECTION
+    assert "`bad_batch_gate/data/eval_curated.jsonl`" in SECTION
+    assert sha.group(1).startswith(re.search(r"sha256 `([0-9a-f]+)…`", README).group(1))  # type: ignore[union-attr]
+    path = _fixture()
+    if path is None:
+        pytest.skip("the original's fixture is not here: set DATAGAUNTLET_SHARED (see README)")
+    assert hashlib.sha256(path.read_bytes()).hexdigest() == sha.group(1)
+
+
+def test_eval_defaults_in_the_readme_are_the_codes() -> None:
+    from datagauntlet.frontdoors.evaluate import DEFAULT_ROLLOUT_TIMEOUT
+    from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
+
+    assert f"`--request-timeout`, default {DEFAULT_REQUEST_TIMEOUT:g} s" in SECTION
+    assert f"`--rollout-timeout`, default {DEFAULT_ROLLOUT_TIMEOUT:g} s" in SECTION
+
+
+def test_the_suite_says_why_a_test_skipped(tmp_path: Path) -> None:
+    probe = tmp_path / "test_probe.py"
+    probe.write_text(
+        "import pytest\n\ndef test_x():\n    pytest.skip('fixture not here: see README')\n"
+    )
+    out = subprocess.run(
+        [sys.executable, "-m", "pytest", "-c", str(ROOT / "pyproject.toml"), "--rootdir",
+         str(tmp_path), "-p", "no:cacheprovider", str(probe)],
+        capture_output=True, text=True, cwd=tmp_path, env=os.environ,
+    ).stdout  # fmt: skip
+    assert "SKIPPED" in out and "fixture not here: see README" in out
