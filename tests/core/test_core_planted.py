@@ -59,3 +59,22 @@ def test_two_draws_from_one_stream_differ() -> None:
     assert len({ints.randint(0, 10**9) for _ in range(50)}) == 50
     tokens = Keyed(7).stream("label")
     assert tokens.token() != tokens.token()
+
+
+def test_a_stream_draw_is_the_keyed_draw_of_its_label_and_position() -> None:
+    keyed = Keyed(7)
+    stream = keyed.stream("label")
+    assert [stream.token(10) for _ in range(3)] == [keyed.token("label", i, 10) for i in range(3)]
+    assert len(keyed.stream("label").token()) == 12 and len(keyed.stream("label").token(5)) == 5
+    assert keyed.stream("a").token() != keyed.stream("b").token()
+    ints = keyed.stream("n")
+    assert [ints.randint(0, 10**6) for _ in range(3)] == [
+        keyed.randint("n", i, 0, 10**6) for i in range(3)
+    ]
+
+
+def test_a_score_as_a_dict_names_its_three_parts() -> None:
+    s = Score.build(WEIGHTS, {"a": 1.0, "b": 0.5}, {"m": 3})
+    out = s.as_dict()
+    assert out["reward"] == s.reward == 0.75
+    assert out["components"] == s.components and out["metrics"] == {"m": 3}

@@ -26,6 +26,9 @@ ENDINGS: dict[str, dict[str, Any]] = {
     "bad-batch-gate": {"tool": "submit_report", "arguments": '{"loaded": [], "quarantined": []}'},
     # dataclean reads its final message as the program
     "dataclean": {"text": '```json\n{"operations": [{"op": "strip", "columns": ["notes"]}]}\n```'},
+    # an input file is no remediation script: refused, logged, nothing changes
+    "event-recon": {"tool": "submit_report",
+                    "arguments": '{"findings": [], "script_path": "INTEGRATION.md"}'},
 }  # fmt: skip
 
 

@@ -62,6 +62,9 @@ def rollout_world_key() -> str | None:
 
 
 RESERVED = {"id", "task", "system_prompt", "split", "num_tasks"}
+# Env config fields that mean what the taskset's own field of that name means: the taskset's
+# value is passed to the env as well (event-recon's `num_tasks`: the first N after its filters).
+SHARED = {"num_tasks"}
 
 
 class WorldState(vf.State):
@@ -224,6 +227,8 @@ def _config_fields(env_cls: type[Environment]) -> dict[str, Any]:
     defaults = env_cls.config_cls()
     fields: dict[str, Any] = {}
     for f in dataclasses.fields(env_cls.config_cls):
+        if f.name in SHARED:
+            continue
         if f.name in RESERVED:
             raise ValueError(f"{env_cls.id}: config field {f.name!r} clashes with verifiers")
         fields[f.name] = (hints[f.name], getattr(defaults, f.name))

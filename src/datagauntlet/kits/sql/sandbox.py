@@ -15,6 +15,7 @@ strings), so graders can tell whether an agent looked at a table before acting o
 
 from __future__ import annotations
 
+import json
 import math
 import sqlite3
 import time
@@ -81,6 +82,9 @@ class SandboxLimits:
     max_like_pattern: int = 200
     max_columns: int = 64
     max_query_chars: int = 20_000
+    # Bytes of JSON the rows may take (None: no bound). Rows are fetched one at a time, so a
+    # query asking for huge cells stops at the bound instead of being built in memory first.
+    max_response_bytes: int | None = None
 
 
 class SqlRefused(Exception):
@@ -94,6 +98,8 @@ class QueryResult:
     truncated: bool
     cells_cut: int = 0
     tables_read: tuple[str, ...] = field(default_factory=tuple)
+    # Why rows stopped short: "rows" (max_rows) or "bytes" (max_response_bytes); None if not.
+    truncated_by: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The shape agents see: columns, rows and whether rows were cut off."""
@@ -202,7 +208,7 @@ class SqlSandbox:
             if cursor.description is None:
                 raise SqlRefused("not a query: run_sql runs one SELECT statement")
             columns = [d[0] for d in cursor.description]
-            fetched = cursor.fetchmany(lim.max_rows + 1)
+            rows, cut, truncated_by = self._fetch(cursor)
         except SqlRefused:
             raise
         except sqlite3.ProgrammingError as exc:
@@ -219,17 +225,33 @@ class SqlSandbox:
                 conn.setlimit(code, old)
             if conn.in_transaction:  # reads never open one; never leave the owner's state changed
                 conn.rollback()
-        truncated = len(fetched) > lim.max_rows
+        return QueryResult(
+            columns, rows, truncated_by is not None, cut, tuple(sorted(self._tables)), truncated_by
+        )
+
+    def _fetch(self, cursor: sqlite3.Cursor) -> tuple[list[list[Any]], int, str | None]:
+        """Rows up to the row and byte bounds, cells shown as agents see them."""
+        lim = self.limits
+        budget = lim.max_response_bytes
+        used = 0
         cut = 0
         rows: list[list[Any]] = []
-        for raw in fetched[: lim.max_rows]:
+        while True:
+            raw = cursor.fetchone()
+            if raw is None:
+                return rows, cut, None
+            if len(rows) >= lim.max_rows:
+                return rows, cut, "rows"
             row = []
             for value in raw:
                 shown, was_cut = self._cell(value)
                 cut += was_cut
                 row.append(shown)
+            if budget is not None:
+                used += len(json.dumps(row, default=str)) + 1
+                if used > budget:
+                    return rows, cut, "bytes"
             rows.append(row)
-        return QueryResult(columns, rows, truncated, cut, tuple(sorted(self._tables)))
 
     def _explain(self, exc: Exception) -> str:
         text = str(exc)

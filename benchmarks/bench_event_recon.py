@@ -1,0 +1,122 @@
+"""event-recon speed: a reference episode, the gate suite, and the verifiers door per rollout.
+
+    .venv/bin/python benchmarks/bench_event_recon.py [--tasks 12] [--gates] [--workers 2] [--vf 8]
+
+1. A reference episode end to end (world from the cache, workspace, every tool call, the
+   graded script in the sandbox, grading), median over `--tasks` public tasks, printed next to
+   its floor measured in the same run: the null episode (a workspace and one graded no-op
+   script) and a bare `python -I -S -c pass` start. Target: under 2 s.
+2. `--gates`: `datagauntlet gates event-recon --split public --workers N`, the whole suite over
+   the 120 public tasks, wall clock. Target: under 10 minutes on 2 cores.
+3. `--vf N`: N rollouts through verifiers (the in-package tool-only harness) against the
+   scripted model replaying the reference: per-rollout wall time and overhead (wall minus
+   model time), from benchmarks/bench_frontdoors.py.
+Prints figures; not a test.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import datagauntlet as dg
+
+HERE = Path(__file__).resolve().parent
+if TYPE_CHECKING:
+    from benchlib import Report
+
+
+def _timed_episode(env: dg.Environment, policy: str, task: dg.Task) -> tuple[float, float]:
+    env.world(task)  # type: ignore[attr-defined]  # generation is the world's benchmark
+    start = time.perf_counter()
+    ep = env.episode(task)
+    try:
+        env.policies()[policy](ep)
+        reward = ep.score().reward
+    finally:
+        ep.close()
+    return time.perf_counter() - start, reward
+
+
+def bare_python_s(k: int = 10) -> float:
+    out = []
+    for _ in range(k):
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-I", "-S", "-c", "pass"], check=True)
+        out.append(time.perf_counter() - start)
+    return statistics.median(out)
+
+
+def episodes(report: Report, n: int) -> None:
+    env = dg.make("event-recon")
+    tasks = env.tasks("public")
+    step = max(1, len(tasks) // n)
+    sample = tasks[::step][:n]
+    ref = [_timed_episode(env, env.reference, t) for t in sample]
+    null = [_timed_episode(env, "null", t) for t in sample]
+    ref_ms = 1000 * statistics.median(s for s, _ in ref)
+    null_ms = 1000 * statistics.median(s for s, _ in null)
+    bare_ms = 1000 * bare_python_s()
+    report.add(f"reference episode, median of {len(sample)} (target < 2000)", ref_ms, "ms",
+               null_ms, "null episode")  # fmt: skip
+    report.add("reference episode, slowest", 1000 * max(s for s, _ in ref), "ms", bare_ms,
+               "bare python start")  # fmt: skip
+    report.add("reference rewards all 1.0", str(all(r == 1.0 for _, r in ref)))
+
+
+def gates(report: Report, workers: int) -> None:
+    start = time.perf_counter()
+    proc = subprocess.run(
+        [sys.executable, "-m", "datagauntlet.cli.main", "gates", "event-recon",
+         "--split", "public", "--workers", str(workers), "--json"],
+        capture_output=True, text=True,
+    )  # fmt: skip
+    seconds = time.perf_counter() - start
+    report.add(f"gate suite, 120 public tasks, --workers {workers} (target < 600)", seconds, "s")
+    report.add("gate suite exit code", str(proc.returncode))
+
+
+def vf(report: Report, n: int) -> None:
+    from bench_frontdoors import overhead_rows, start_mock, vf_rollouts
+
+    proc, base_url = start_mock("event-recon")
+    try:
+        rows = overhead_rows(asyncio.run(vf_rollouts("event-recon", base_url, n, 1)))
+    finally:
+        proc.terminate()
+        proc.wait()
+    report.add(f"verifiers rollout wall, mean of {rows['rollouts']}", rows["wall_ms_mean"], "ms")
+    report.add("verifiers rollout model time", rows["model_ms_mean"], "ms")
+    report.add("verifiers overhead per rollout (wall - model)", rows["overhead_ms_mean"], "ms")
+    report.add("verifiers tool calls per rollout", rows["tool_calls_ms_mean"], "ms")
+    report.add("verifiers rewards all 1.0", str(rows["rewards_all_1"]))
+
+
+def main() -> None:
+    sys.path[:] = [p for p in sys.path if Path(p or ".").resolve() != HERE]
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tasks", type=int, default=12)
+    parser.add_argument("--gates", action="store_true", help="time the full gate suite")
+    parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument("--vf", type=int, default=0, help="verifiers rollouts to time")
+    args = parser.parse_args()
+    sys.path.append(str(HERE))
+    from benchlib import Report
+
+    report = Report("event-recon speed")
+    episodes(report, args.tasks)
+    if args.gates:
+        gates(report, args.workers)
+    if args.vf:
+        vf(report, args.vf)
+    report.show()
+
+
+if __name__ == "__main__":
+    main()

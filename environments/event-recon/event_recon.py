@@ -1,0 +1,1 @@
+__all__ = __import__("datagauntlet.frontdoors.vf").frontdoors.vf.export(__name__, globals())

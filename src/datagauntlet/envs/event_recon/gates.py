@@ -1,0 +1,272 @@
+"""event-recon's own gate rows, run by `datagauntlet gates event-recon` after the shared ones.
+
+Each row is a named figure with its bound:
+- `oracle-min`: the truth-reading oracle's lowest reward (>= 1.0);
+- `reference-reruns`: reference episodes re-run `RERUNS` times over the tasks, failures (== 0);
+- `probe-max:<name>`: each single-axis probe's highest reward on any task (<= PROBE_CEILING);
+- `sweep-bound`: tasks where a one-family sweep beat its own derived bound (== 0);
+- `sweep-max`: the sweep's highest reward over every family and task (<= SWEEP_CEILING);
+- `workspace-attacker:*`: the strongest workspace-only policy solves nothing, and its ledger
+  component stays under its split-wide and per-tier lines;
+- `cross-check`, `workspace-determinism`, `leakage`, `canary`: the world's own checks
+  (see docs/envs/event-recon.md).
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass
+from typing import Any
+
+from datagauntlet.core.episode import Task
+from datagauntlet.envs.event_recon.probes import (
+    PROBE_CEILING,
+    SWEEP_PREFIX,
+    sweep_bound,
+    sweep_policies,
+)
+
+# The sweep's ceiling is a drift detector, not a security bound: the composite below is what
+# bounds adversarial reward. Fitted as the largest derived per-task bound over the 120 public
+# tasks, rounded up (see `derived_sweep_ceiling`).
+SWEEP_CEILING = 0.32
+ATTACKER_LEDGER_MEAN = 0.15
+ATTACKER_LEDGER_TIER = 0.17
+RERUNS = 200
+
+
+@dataclass(frozen=True)
+class Row:
+    name: str
+    value: float | int | str
+    bound: str
+    ok: bool
+
+
+def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict[str, float]]:
+    from datagauntlet.core.registry import make
+
+    config, policy, task = args
+    env = make("event-recon", **config)
+    fn = {**env.policies(), **sweep_policies(env_families(env))}[policy]
+    ep = env.episode(Task(**task))
+    try:
+        fn(ep)
+        score = ep.score()
+    finally:
+        ep.close()
+    return score.reward, {k: c["value"] for k, c in score.components.items()}
+
+
+def env_families(env: Any) -> tuple[str, ...]:
+    from datagauntlet.envs.event_recon.records import FAMILIES
+
+    module = getattr(env, "family_module", None)
+    extra = tuple(getattr(module, "families", ()) or ())
+    return tuple(FAMILIES) + tuple(f for f in extra if isinstance(f, str))
+
+
+def play_many(
+    env: Any, jobs: Sequence[tuple[str, Task]], workers: int = 1
+) -> list[tuple[float, dict[str, float]]]:
+    """(reward, components) per (policy, task), in job order, in process or across workers."""
+    payload = [(env.config.as_dict(), p, t.as_dict()) for p, t in jobs]
+    if workers <= 1 or len(payload) < 2:
+        return [_play(a) for a in payload]
+    chunk = max(1, len(payload) // (workers * 8))
+    with ProcessPoolExecutor(max_workers=min(workers, os.cpu_count() or 1)) as pool:
+        return list(pool.map(_play, payload, chunksize=chunk))
+
+
+def oracle_min(rewards: Sequence[float]) -> Row:
+    low = min(rewards, default=0.0)
+    return Row("oracle-min", low, ">= 1.0", low >= 1.0)
+
+
+def reference_reruns(env: Any, tasks: Sequence[Task], workers: int, reruns: int = RERUNS) -> Row:
+    jobs = [(env.reference, tasks[i % len(tasks)]) for i in range(reruns)] if tasks else []
+    failures = sum(1 for reward, _ in play_many(env, jobs, workers) if reward < 1.0)
+    return Row(f"reference-reruns ({len(jobs)})", failures, "== 0", failures == 0 and bool(jobs))
+
+
+def probe_max(name: str, rewards: Sequence[float]) -> Row:
+    high = max(rewards, default=0.0)
+    return Row(f"probe-max:{name}", round(high, 4), f"<= {PROBE_CEILING:g}", high <= PROBE_CEILING)
+
+
+def sweep_rows(env: Any, tasks: Sequence[Task], workers: int) -> list[Row]:
+    families = env_families(env)
+    jobs = [(f"{SWEEP_PREFIX}{f}", t) for f in families for t in tasks]
+    results = play_many(env, jobs, workers)
+    over = 0
+    for (policy, task), (reward, _) in zip(jobs, results, strict=True):
+        truth = env.episode_truth(task)
+        bound = sweep_bound(truth.manifest, len(truth.partners), policy[len(SWEEP_PREFIX) :])
+        over += reward > bound + 1e-6
+    high = max((r for r, _ in results), default=0.0)
+    return [
+        Row(f"sweep-bound ({len(jobs)} episodes)", over, "== 0", over == 0),
+        Row("sweep-max", round(high, 4), f"<= {SWEEP_CEILING:g}", high <= SWEEP_CEILING),
+    ]
+
+
+def derived_sweep_ceiling(env: Any, tasks: Sequence[Task]) -> float:
+    """The largest per-task sweep bound over `tasks` (what SWEEP_CEILING was fitted to)."""
+    best = 0.0
+    for task in tasks:
+        truth = env.episode_truth(task)
+        for f in env_families(env):
+            best = max(best, sweep_bound(truth.manifest, len(truth.partners), f))
+    return best
+
+
+def attacker_rows(
+    name: str,
+    tiers: Sequence[int],
+    results: Sequence[tuple[float, dict[str, float]]],
+) -> list[Row]:
+    solved = sum(1 for reward, _ in results if reward >= 1.0)
+    ledger = [c["ledger_correctness"] for _, c in results]
+    mean = round(statistics.fmean(ledger), 4) if ledger else 0.0
+    rows = [
+        Row(f"{name}:solved", solved, "== 0", solved == 0),
+        Row(
+            f"{name}:ledger-mean",
+            mean,
+            f"<= {ATTACKER_LEDGER_MEAN:g}",
+            mean <= ATTACKER_LEDGER_MEAN,
+        ),
+    ]
+    for tier in sorted(set(tiers)):
+        vals = [
+            c["ledger_correctness"] for t, (_, c) in zip(tiers, results, strict=True) if t == tier
+        ]
+        m = round(statistics.fmean(vals), 4)
+        rows.append(
+            Row(
+                f"{name}:ledger-mean-t{tier}",
+                m,
+                f"<= {ATTACKER_LEDGER_TIER:g}",
+                m <= ATTACKER_LEDGER_TIER,
+            )
+        )
+    return rows
+
+
+def _records(env: Any, tasks: Sequence[Task]) -> list[Any]:
+    return [env.record(t) for t in tasks]
+
+
+def cross_check_row(env: Any, tasks: Sequence[Task]) -> Row:
+    from datagauntlet.envs.event_recon.generator import TaskRefused
+    from datagauntlet.envs.event_recon.world_checks import cross_check_all
+
+    try:
+        n, projections = cross_check_all(_records(env, tasks))
+    except TaskRefused as exc:
+        return Row("cross-check", f"refused: {exc}"[:200], f"{len(tasks)}/{len(tasks)}", False)
+    return Row(
+        f"cross-check ({projections:,} partner projections)",
+        f"{n}/{len(tasks)}",
+        f"{len(tasks)}/{len(tasks)}",
+        n == len(tasks),
+    )
+
+
+def determinism_row(env: Any, tasks: Sequence[Task]) -> Row:
+    """Workspaces byte-identical in this process and two others with different hash seeds."""
+    from datagauntlet.envs.event_recon.world_checks import (
+        digests_in_subprocess,
+        workspace_digest,
+    )
+
+    public = [t for t in tasks if t.split == "public"]
+    indices = [t.index for t in public]
+    here = [workspace_digest(env.world(t)) for t in public]
+    runs = [digests_in_subprocess(indices, seed) for seed in ("1", "2")]
+    same = sum(1 for i, d in enumerate(here) if all(r[i] == d for r in runs))
+    total = len(public)
+    return Row("workspace-determinism", f"{same}/{total}", f"{total}/{total}", same == total)
+
+
+def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
+    from datagauntlet.envs.event_recon.world_checks import leak_findings
+
+    leaky = sum(1 for t in tasks if leak_findings(env.world(t), env_families(env)))
+    return Row("leakage (string, column, derived)", f"{leaky}/{len(tasks)}", "0", leaky == 0)
+
+
+def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
+    from datagauntlet.envs.event_recon.splits import CANARY
+
+    on_records = sum(1 for r in _records(env, tasks) if r.canary == CANARY)
+    in_workspaces = sum(
+        1
+        for t in tasks
+        if any(b"event-recon-canary" in data for data in env.world(t).files.values())
+    )
+    n = len(tasks)
+    return Row(
+        "canary (records / workspaces)",
+        f"{on_records}/{n} / {in_workspaces}/{n}",
+        f"{n}/{n} / 0/{n}",
+        on_records == n and in_workspaces == 0,
+    )
+
+
+def rescoring_row(env: Any, task: Task, policy: str, times: int = 100) -> Row:
+    """One trajectory re-graded `times` times from scratch, the script re-run each time."""
+    ep = env.episode(task)
+    try:
+        env.policies()[policy](ep)
+        rewards = {ep.rescore().reward for _ in range(times)}
+    finally:
+        ep.close()
+    return Row(f"rescoring ({times}x, script re-run)", len(rewards), "== 1", len(rewards) == 1)
+
+
+# --- the rows as core/gates.py gates -----------------------------------------------------------
+def _as_results(rows: Sequence[Row]) -> list[Any]:
+    from datagauntlet.core.gates import GateResult
+
+    return [GateResult(r.name, r.value, r.bound, r.ok) for r in rows]
+
+
+def _attacker(g: Any) -> list[Any]:
+    name = "workspace_only"
+    results = [(r.reward, r.components) for r in g.results(name)]
+    return _as_results(attacker_rows(name, [g.env.tier_of(t) for t in g.tasks], results))
+
+
+def extra_gates() -> list[Any]:
+    from datagauntlet.core.gates import Gate
+    from datagauntlet.envs.event_recon.probes import SINGLE_AXIS
+
+    def rows(fn: Callable[[Any], Sequence[Row]]) -> Callable[[Any], list[Any]]:
+        return lambda g: _as_results(fn(g))
+
+    gates = [
+        Gate("oracle-min", rows(lambda g: [oracle_min(g.rewards("oracle"))])),
+        Gate(
+            "reference-reruns",
+            rows(lambda g: [reference_reruns(g.env, g.tasks, g.workers)]),
+        ),
+        Gate(
+            "probe-max",
+            rows(lambda g: [probe_max(n, g.rewards(n)) for n in SINGLE_AXIS]),
+        ),
+        Gate("sweep", rows(lambda g: sweep_rows(g.env, g.tasks, g.workers))),
+        Gate("workspace-attacker", _attacker),
+        Gate("cross-check", rows(lambda g: [cross_check_row(g.env, g.tasks)])),
+        Gate("workspace-determinism", rows(lambda g: [determinism_row(g.env, g.tasks)])),
+        Gate(
+            "script-rescoring",
+            rows(lambda g: [rescoring_row(g.env, g.tasks[0], g.env.reference)]),
+        ),
+        Gate("leakage", rows(lambda g: [leakage_row(g.env, g.tasks)])),
+        Gate("canary", rows(lambda g: [canary_row(g.env, g.tasks)])),
+    ]
+    return gates

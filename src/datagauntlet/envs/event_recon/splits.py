@@ -1,0 +1,137 @@
+"""Task records of event-recon: the public split, the secret-keyed held-out splits, and the
+splits and families a user's `family_module` brings.
+
+A record carries the contamination canary; no workspace ever does (a test checks both), so a
+model that can recite the canary has read published task records, not played the tasks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from types import MappingProxyType
+
+from datagauntlet.core import seeding
+from datagauntlet.envs.event_recon.families import Family, builtin_families
+from datagauntlet.envs.event_recon.records import TIERS
+
+ENV_ID = "event-recon"
+CANARY = "event-recon-canary:ba7339da-dd5a-40db-8ee4-415fb7df5e72"
+PER_TIER = 30
+PUBLIC = "public"
+SPLIT_SIZES = {PUBLIC: 4 * PER_TIER, "private": 4 * PER_TIER, "private-train": 40 * PER_TIER}
+FAMILY_ATTRIBUTES = ("name", "where", "rule", "latent_bug", "contract_reasoning", "plan", "apply")
+
+
+@dataclass(frozen=True)
+class TaskRecord:
+    index: int
+    seed: int
+    tier: int
+    split: str = PUBLIC
+    canary: str = CANARY
+    family_module: str | None = None
+
+    @property
+    def task_id(self) -> str:
+        return f"{ENV_ID}/{self.split}/{self.index}"
+
+
+def tier_of(index: int, size: int) -> int:
+    """Splits come in four equal quarters, T1 first."""
+    return 1 + min(3, index * 4 // max(size, 1))
+
+
+def public_seed(index: int) -> int:
+    return seeding.hash64("task-seed", ENV_ID, PUBLIC, index) >> 1
+
+
+@lru_cache(maxsize=1)
+def public_tasks() -> tuple[TaskRecord, ...]:
+    """The published 120: 30 per tier, reproducible by anyone."""
+    n = SPLIT_SIZES[PUBLIC]
+    return tuple(TaskRecord(i, public_seed(i), tier_of(i, n)) for i in range(n))
+
+
+def split_names(family_module: str | None = None) -> tuple[str, ...]:
+    extra = tuple(module_splits(family_module)) if family_module else ()
+    return (*SPLIT_SIZES, *extra)
+
+
+def split_tasks(split: str, family_module: str | None = None) -> tuple[TaskRecord, ...]:
+    """Every task of `split`. Held-out splits need the secret (`seeding.SecretMissing`
+    otherwise); a family module's splits take their seeds from the module."""
+    if split == PUBLIC:
+        return public_tasks()
+    if family_module and split in module_splits(family_module):
+        seeds = module_splits(family_module)[split]
+        return tuple(
+            TaskRecord(i, s, tier_of(i, len(seeds)), split, CANARY, family_module)
+            for i, s in enumerate(seeds)
+        )
+    if split not in SPLIT_SIZES:
+        raise ValueError(
+            f"unknown split {split!r}; expected one of {', '.join(split_names(family_module))}"
+        )
+    n = SPLIT_SIZES[split]
+    return tuple(
+        TaskRecord(
+            i, seeding.task_seed(ENV_ID, split, i), tier_of(i, n), split, CANARY, family_module
+        )
+        for i in range(n)
+    )
+
+
+def task(
+    split: str, index: int, tier: int | None = None, family_module: str | None = None
+) -> TaskRecord:
+    """Task `index` of a split, or with `tier` the index-th task of that tier."""
+    tasks = split_tasks(split, family_module)
+    if tier is not None:
+        if tier not in TIERS:
+            raise ValueError(f"tier must be 1, 2, 3 or 4, not {tier!r}")
+        tasks = tuple(t for t in tasks if t.tier == tier)
+    if not 0 <= index < len(tasks):
+        where = f"tier {tier} of {split!r}" if tier else repr(split)
+        raise ValueError(
+            f"task {index} is out of range: {where} has {len(tasks)} tasks (0-{len(tasks) - 1})"
+        )
+    return tasks[index]
+
+
+def _module(path: str):  # -> core.family_module.FamilyModule (imported lazily)
+    from datagauntlet.core.family_module import load_family_module
+
+    return load_family_module(path, ENV_ID)
+
+
+def module_splits(family_module: str) -> Mapping[str, tuple[int, ...]]:
+    return _module(family_module).splits
+
+
+@lru_cache(maxsize=32)
+def families_for(family_module: str | None = None) -> Mapping[str, Family]:
+    """The built-in twelve, plus a module's own (checked for shape and clashing names)."""
+    families = builtin_families()
+    if not family_module:
+        return MappingProxyType(families)
+    for fam in _module(family_module).families:
+        missing = [a for a in FAMILY_ATTRIBUTES if not hasattr(fam, a)]
+        if missing:
+            raise ValueError(
+                f"family_module {family_module!r}: a family lacks {', '.join(missing)}"
+            )
+        if not isinstance(fam.name, str) or not fam.name.isidentifier():
+            raise ValueError(
+                f"family_module {family_module!r}: family name {fam.name!r} is not an identifier"
+            )
+        if fam.name in families:
+            raise ValueError(f"family_module {family_module!r}: family {fam.name!r} already exists")
+        families[fam.name] = fam
+    return MappingProxyType(families)
+
+
+def families_of(record: TaskRecord) -> Mapping[str, Family]:
+    """Public tasks never change: a module's families join only its own and held-out splits."""
+    return families_for(None if record.split == PUBLIC else record.family_module)

@@ -1,0 +1,158 @@
+"""The graded run on real worlds: the script runs on a pristine copy, and whatever it leaves
+behind is graded without trusting it. Each attack is the cheapest script that could game a rule."""
+
+from __future__ import annotations
+
+import pytest
+from er_helpers import components, open_episode, perfect_findings, submit_script
+
+from datagauntlet.envs.event_recon.probes import oracle
+
+
+def _oracle_script(ep) -> str:  # type: ignore[no-untyped-def]
+    """The oracle's own script, captured by letting it play an identical episode."""
+    with open_episode(ep.task.seed, ep.world.tier) as twin:
+        oracle(twin)
+        return twin.submitted_files["fix.py"].decode()
+
+
+def test_oracle_script_and_report_score_one() -> None:
+    with open_episode() as ep:
+        submit_script(ep, _oracle_script(ep), perfect_findings(ep))
+        s = ep.score()
+        assert s.reward == 1.0 and s.metrics["failure_code"] == "solved"
+        assert s.metrics["partners_repaired"] == s.metrics["partners_broken"] > 0
+
+
+def test_script_runs_against_an_unmodified_database() -> None:
+    # run_python's damage stays in its copy; the graded run starts from the pristine inputs
+    with open_episode() as ep:
+        ep.call("run_python", {"code": "import os; os.remove('db.sqlite')"})
+        submit_script(ep, _oracle_script(ep), perfect_findings(ep))
+        assert ep.score().reward == 1.0
+
+
+@pytest.mark.parametrize(
+    ("script", "code"),
+    [
+        ("raise SystemExit(2)\n", "script_error"),
+        ("import time\ntime.sleep(60)\n", "script_timeout"),
+        ("# nothing\n", "script_no_change"),
+        ("", "script_no_change"),
+    ],
+)
+def test_gate_failures_score_zero_even_with_a_perfect_report(script: str, code: str) -> None:
+    with open_episode(script_timeout_seconds=1.0) as ep:
+        submit_script(ep, script, perfect_findings(ep))
+        s = ep.score()
+        assert s.reward == 0.0 and s.metrics["failure_code"] == code
+
+
+def test_a_script_that_fixes_then_fails_gets_nothing() -> None:
+    with open_episode() as ep:
+        submit_script(
+            ep, _oracle_script(ep) + "\nraise RuntimeError('late')\n", perfect_findings(ep)
+        )
+        assert ep.score().metrics["failure_code"] == "script_error"
+
+
+DESTROY = [
+    "import os; os.remove('db.sqlite')",
+    "open('db.sqlite', 'wb').write(b'not a database')",
+    "import sqlite3; db = sqlite3.connect('db.sqlite'); db.execute('DROP TABLE ledger_entries')",
+    "import sqlite3; db = sqlite3.connect('db.sqlite'); "
+    "db.execute('ALTER TABLE ledger_entries RENAME TO old'); "
+    "db.execute('CREATE VIEW ledger_entries AS SELECT * FROM old')",
+    "import os; os.remove('db.sqlite'); os.symlink('/etc/passwd', 'db.sqlite')",
+]
+
+
+@pytest.mark.parametrize("script", DESTROY)
+def test_a_destroyed_or_swapped_ledger_regresses_everyone(script: str) -> None:
+    with open_episode() as ep:
+        submit_script(ep, script + "\n", perfect_findings(ep))
+        s = ep.score()
+        assert s.components["ledger_correctness"]["value"] == 0.0
+        assert s.components["non_destructiveness"]["value"] == 0.0
+        assert s.metrics["failure_code"] == "ledger_regression"
+        assert s.metrics["partners_regressed"] > 0
+
+
+def _healthy(ep) -> str:  # type: ignore[no-untyped-def]
+    truth = ep.oracle_truth()
+    return sorted(set(truth.partners) - set(truth.broken))[0]
+
+
+def test_touching_a_healthy_partner_costs_preservation_not_ledger() -> None:
+    with open_episode() as ep:
+        extra = (
+            "\nimport sqlite3\ndb = sqlite3.connect('db.sqlite')\n"
+            f"db.execute(\"UPDATE ledger_entries SET kind = kind || '' , approved_by = 'x' "
+            f"WHERE partner_id = '{_healthy(ep)}'\")\ndb.commit()\n"
+        )
+        submit_script(ep, _oracle_script(ep) + extra, perfect_findings(ep))
+        c = components(ep)
+        assert c["ledger_correctness"] == 1.0
+        assert 0.0 < c["non_destructiveness"] < 1.0
+        assert ep.score().metrics["failure_code"] == "report_imperfect"
+
+
+def test_moving_a_healthy_balance_collapses_the_ledger() -> None:
+    with open_episode() as ep:
+        amount = ep.world.schema.amount_column
+        extra = (
+            "\nimport sqlite3\ndb = sqlite3.connect('db.sqlite')\n"
+            f'db.execute("UPDATE ledger_entries SET {amount} = {amount} + 1 '
+            f"WHERE rowid = (SELECT MIN(rowid) FROM ledger_entries WHERE partner_id = "
+            f"'{_healthy(ep)}')\")\ndb.commit()\n"
+        )
+        submit_script(ep, _oracle_script(ep) + extra, perfect_findings(ep))
+        s = ep.score()
+        assert s.components["ledger_correctness"]["value"] == 0.0
+        assert s.metrics["failure_code"] == "ledger_regression"
+
+
+def test_changing_a_payouts_row_costs_all_preservation() -> None:
+    with open_episode() as ep:
+        extra = (
+            "\nimport sqlite3\ndb = sqlite3.connect('db.sqlite')\n"
+            "db.execute(\"UPDATE payouts SET paid_at = paid_at || ' '\")\ndb.commit()\n"
+        )
+        submit_script(ep, _oracle_script(ep) + extra, perfect_findings(ep))
+        c = components(ep)
+        assert c["ledger_correctness"] == 1.0 and c["non_destructiveness"] == 0.0
+
+
+def test_a_partial_repair_earns_a_share() -> None:
+    with open_episode(seed=2, tier=3) as ep:
+        truth = ep.oracle_truth()
+        keep = sorted(truth.broken)[0]
+        script = _oracle_script(ep)
+        # repair every broken partner but one: drop that one's target from the oracle's script
+        assert f'"{keep}":' in script
+        start = script.index(f'"{keep}":')
+        end = script.index("}", start) + 1
+        cut = script[:start] + script[end:].lstrip(", ")
+        submit_script(ep, cut.replace(", }", "}"), perfect_findings(ep))
+        c = components(ep)
+        n = len(truth.broken)
+        assert c["ledger_correctness"] == pytest.approx(round((n - 1) / n, 6))
+        assert ep.score().metrics["failure_code"] == "ledger_incomplete"
+
+
+def test_rescoring_is_stable_and_rerun_free() -> None:
+    with open_episode() as ep:
+        submit_script(ep, _oracle_script(ep), perfect_findings(ep))
+        first = ep.score()
+        assert all(ep.score() == first for _ in range(100))
+
+
+def test_an_identical_submission_reuses_the_graded_run_and_rescore_reruns_it() -> None:
+    with open_episode() as a, open_episode() as b:
+        script = _oracle_script(a)
+        submit_script(a, script, perfect_findings(a))
+        submit_script(b, script, perfect_findings(b))
+        assert a.outcome() is b.outcome()  # one run for one (world, files, script, walls)
+        first = a.outcome()
+        assert a.rescore() == a.score()
+        assert a.outcome() is not first and a.outcome() == first  # re-run, same result

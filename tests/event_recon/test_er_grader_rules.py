@@ -1,0 +1,211 @@
+"""Every event-recon scoring rule on hand-made truths, each with a test that fails if it breaks.
+
+The truths here are small on purpose: the arithmetic is the subject, not the world (the
+world-level tests play real tasks through real episodes).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from datagauntlet.envs.event_recon.grader import (
+    FAILURE_CODES,
+    METRICS,
+    WEIGHTS,
+    Outcome,
+    Truth,
+    f_beta,
+    grade,
+)
+
+P = ("p1", "p2", "p3", "p4")
+
+
+def truth(manifest: dict[tuple[str, str], set[str]] | None = None) -> Truth:
+    manifest = manifest or {
+        ("duplicate_delivery", "p1"): {"e1", "e2"},
+        ("schema_drift", "p2"): {"e9"},
+    }
+    correct = {"p1": {"2026-01": 100}, "p2": {"2026-01": 50}, "p3": {"2026-02": 7}, "p4": {}}
+    shipped = {"p1": {"2026-01": 130}, "p2": {"2026-01": 0}, "p3": {"2026-02": 7}, "p4": {}}
+    return Truth(
+        families=("duplicate_delivery", "schema_drift", "timezone_boundary"),
+        partners=P,
+        manifest=frozenset(manifest),
+        evidence={k: frozenset(v) for k, v in manifest.items()},
+        correct=correct,
+        shipped=shipped,
+        project=lambda _p: {},
+    )
+
+
+def outcome(projection: dict[str, dict[str, int]] | None, **kw: object) -> Outcome:
+    base: dict[str, object] = {
+        "status": "ok",
+        "changed_partners": frozenset({"p1", "p2"}),
+        "payouts_changed": False,
+        "db_changed": True,
+        "script_bytes": 10,
+        "script_lines": 1,
+    }
+    base.update(kw)
+    return Outcome(projection=projection, **base)  # type: ignore[arg-type]
+
+
+REPAIRED = {"p1": {"2026-01": 100}, "p2": {"2026-01": 50}, "p3": {"2026-02": 7}, "p4": {}}
+PERFECT = [
+    {"family": "duplicate_delivery", "partner_id": "p1", "event_id": "e1"},
+    {"family": "schema_drift", "partner_id": "p2", "event_id": "e9"},
+]
+
+
+def report(findings: list[dict[str, str]]) -> dict[str, object]:
+    return {"findings": findings, "script_path": "fix.py"}
+
+
+def values(t: Truth, findings: list[dict[str, str]], o: Outcome | None) -> dict[str, float]:
+    s = grade(t, report(findings) if o is not None else None, o, [])
+    return {k: c["value"] for k, c in s.components.items()}
+
+
+def test_weights_and_taxonomy() -> None:
+    assert WEIGHTS == {
+        "ledger_correctness": 0.5,
+        "defect_identification": 0.3,
+        "evidence_grounding": 0.1,
+        "non_destructiveness": 0.1,
+    }
+    assert len(FAILURE_CODES) == 10 == len(set(FAILURE_CODES))
+
+
+def test_perfect_play_scores_one_and_is_solved() -> None:
+    s = grade(truth(), report(PERFECT), outcome(REPAIRED), [])
+    assert s.reward == 1.0
+    assert s.metrics["failure_code"] == "solved"
+    assert list(s.metrics) == list(METRICS)
+    assert (s.metrics["partners_broken"], s.metrics["partners_repaired"]) == (2, 2)
+
+
+def test_f_beta_weights_precision() -> None:
+    assert f_beta(1.0, 0.5) == pytest.approx(1.25 * 0.5 / (0.25 + 0.5))
+    assert f_beta(0.5, 1.0) < f_beta(1.0, 0.5)  # beta < 1 favours precision
+    assert f_beta(0.0, 1.0) == 0.0
+
+
+def test_identification_is_f_half_over_distinct_pairs() -> None:
+    extra = [*PERFECT, {"family": "timezone_boundary", "partner_id": "p3", "event_id": "x"}]
+    v = values(truth(), extra, outcome(REPAIRED))
+    assert v["defect_identification"] == pytest.approx(round(f_beta(2 / 3, 1.0), 6))
+    # repeating a pair changes neither precision nor recall
+    v2 = values(truth(), [*extra, *extra], outcome(REPAIRED))
+    assert v2["defect_identification"] == v["defect_identification"]
+
+
+def test_entity_ids_are_required() -> None:
+    wrong_partner = [{"family": "duplicate_delivery", "partner_id": "p3", "event_id": "e1"}]
+    assert values(truth(), wrong_partner, outcome(REPAIRED))["defect_identification"] == 0.0
+
+
+def test_evidence_is_over_every_claim_and_repetition_is_inert() -> None:
+    half = [PERFECT[0], {"family": "schema_drift", "partner_id": "p2", "event_id": "e1"}]
+    assert values(truth(), half, outcome(REPAIRED))["evidence_grounding"] == 0.5
+    # repeating the grounded claim a hundred times does not lift the share
+    spam = half + [PERFECT[0]] * 100
+    assert values(truth(), spam, outcome(REPAIRED))["evidence_grounding"] == 0.5
+    # citing every event for a pair grounds it only if every citation is evidence
+    spray = [dict(PERFECT[0], event_id=e) for e in ("e1", "e2", "e3")] + [PERFECT[1]]
+    assert values(truth(), spray, outcome(REPAIRED))["evidence_grounding"] == 0.5
+    # a claim outside the manifest is never grounded, whatever it cites
+    wide = [*PERFECT, {"family": "timezone_boundary", "partner_id": "p4", "event_id": "e1"}]
+    assert values(truth(), wide, outcome(REPAIRED))["evidence_grounding"] == pytest.approx(
+        round(2 / 3, 6)
+    )
+
+
+def test_ledger_is_share_of_broken_partners_repaired() -> None:
+    half = dict(REPAIRED, p2={"2026-01": 49})
+    v = values(truth(), PERFECT, outcome(half))
+    assert v["ledger_correctness"] == 0.5
+
+
+def test_zero_balances_equal_absent_periods() -> None:
+    padded = dict(REPAIRED, p4={"2026-03": 0})
+    assert values(truth(), PERFECT, outcome(padded))["ledger_correctness"] == 1.0
+
+
+def test_ledger_collapses_when_a_correct_partner_regresses() -> None:
+    regressed = dict(REPAIRED, p3={"2026-02": 8})
+    s = grade(truth(), report(PERFECT), outcome(regressed), [])
+    assert s.components["ledger_correctness"]["value"] == 0.0
+    assert s.metrics["failure_code"] == "ledger_regression"
+    assert s.metrics["partners_regressed"] == 1
+
+
+def test_a_partner_invented_by_the_script_is_a_regression() -> None:
+    stranger = dict(REPAIRED, p9={"2026-01": 5})
+    assert values(truth(), PERFECT, outcome(stranger))["ledger_correctness"] == 0.0
+
+
+def test_unreadable_ledger_regresses_everyone() -> None:
+    s = grade(truth(), report(PERFECT), outcome(None), [])
+    assert s.components["ledger_correctness"]["value"] == 0.0
+    assert s.metrics["partners_regressed"] == 2
+
+
+def test_preservation_is_scaled_by_ledger_correctness() -> None:
+    half = dict(REPAIRED, p2={"2026-01": 49})
+    assert values(truth(), PERFECT, outcome(half))["non_destructiveness"] == 0.5
+    assert values(truth(), PERFECT, outcome(REPAIRED))["non_destructiveness"] == 1.0
+
+
+def test_preservation_counts_untouched_partners_value_identical() -> None:
+    touched = outcome(REPAIRED, changed_partners=frozenset({"p1", "p2", "p3"}))
+    v = values(truth(), PERFECT, touched)
+    assert v["ledger_correctness"] == 1.0  # p3's balance is unchanged, its rows are not
+    assert v["non_destructiveness"] == 0.5
+    s = grade(truth(), report(PERFECT), touched, [])
+    assert s.metrics["failure_code"] == "report_imperfect"
+
+
+def test_a_changed_payouts_row_costs_all_preservation() -> None:
+    v = values(truth(), PERFECT, outcome(REPAIRED, payouts_changed=True))
+    assert v["non_destructiveness"] == 0.0
+    assert v["ledger_correctness"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("findings", "o", "code"),
+    [
+        (PERFECT, None, "no_report"),
+        ([], outcome(REPAIRED), "no_findings"),
+        (PERFECT, outcome(REPAIRED, status="timeout"), "script_timeout"),
+        (PERFECT, outcome(REPAIRED, status="violation"), "sandbox_violation"),
+        (PERFECT, outcome(REPAIRED, status="error"), "script_error"),
+        (PERFECT, outcome(REPAIRED, db_changed=False), "script_no_change"),
+    ],
+)
+def test_validity_gate_zeroes_everything(
+    findings: list[dict[str, str]], o: Outcome | None, code: str
+) -> None:
+    s = grade(truth(), report(findings) if o is not None else None, o, [])
+    assert s.reward == 0.0
+    assert all(c["value"] == 0.0 for c in s.components.values())
+    assert s.metrics["failure_code"] == code
+    assert s.metrics["validity"] == 0
+
+
+def test_incomplete_ledger_code() -> None:
+    half = dict(REPAIRED, p2={"2026-01": 49})
+    s = grade(truth(), report(PERFECT), outcome(half), [])
+    assert s.metrics["failure_code"] == "ledger_incomplete"
+    assert 0 < s.reward < 1
+
+
+def test_metrics_report_symmetric_f1(tmp_path: Path) -> None:
+    extra = [*PERFECT, {"family": "timezone_boundary", "partner_id": "p3", "event_id": "x"}]
+    s = grade(truth(), report(extra), outcome(REPAIRED), [])
+    assert s.metrics["precision"] == pytest.approx(round(2 / 3, 6))
+    assert s.metrics["recall"] == 1.0
+    assert s.metrics["f1"] == pytest.approx(round(0.8, 6))

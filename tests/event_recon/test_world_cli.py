@@ -1,0 +1,76 @@
+"""`datagauntlet event-recon materialize|explain`: the workspace as the agent sees it, and the
+answer key for people; bad input is a one-line error with exit code 2, never a traceback."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from world_helpers import sample_world
+
+from datagauntlet.cli.main import main
+from datagauntlet.envs.event_recon.records import FILES
+from datagauntlet.envs.event_recon.splits import public_tasks
+
+
+def cli(argv: list[str]) -> int:
+    """`datagauntlet event-recon ARGV` through the real entry point (the registration's hook)."""
+    return main(["event-recon", *argv])
+
+
+def test_materialize_writes_exactly_the_agents_four_files(tmp_path: Path, capsys) -> None:
+    out = tmp_path / "ws"
+    assert cli(["materialize", "--task", "17", "--tier", "3", "--out", str(out), "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert sorted(p.name for p in out.iterdir()) == sorted(FILES)
+    record = [r for r in public_tasks() if r.tier == 3][17]
+    assert record.index == 77 and info["seed"] == record.seed
+    world = sample_world(77)
+    assert all((out / n).read_bytes() == world.files[n] for n in FILES)
+
+
+def test_materialize_refuses_to_overwrite_without_force(tmp_path: Path, capsys) -> None:
+    (tmp_path / "db.sqlite").write_bytes(b"mine")
+    assert cli(["materialize", "--task", "0", "--out", str(tmp_path)]) == 2
+    assert "--force" in capsys.readouterr().err
+    assert (tmp_path / "db.sqlite").read_bytes() == b"mine"  # nothing lost
+    assert cli(["materialize", "--task", "0", "--out", str(tmp_path), "--force"]) == 0
+    assert (tmp_path / "db.sqlite").read_bytes().startswith(b"SQLite format 3")
+
+
+def test_explain_prints_the_manifest_and_wrong_and_correct_balances(capsys) -> None:
+    world = sample_world(60)
+    assert cli(["explain", "--task", "60", "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    assert [(d["family"], d["partner_id"]) for d in info["manifest"]] == [
+        (d.family, d.partner_id) for d in world.manifest
+    ]
+    assert set(info["broken_partners"]) == set(world.broken_partners)
+    for p, b in info["broken_partners"].items():
+        assert b["shipped"] == world.shipped[p] != b["correct"] == world.correct[p]
+    assert cli(["explain", "--task", "60"]) == 0
+    text = capsys.readouterr().out
+    assert world.manifest[0].family in text and "->" in text
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["explain", "--task", "120"],
+        ["explain", "--task", "30", "--tier", "2"],
+        ["explain", "--seed", "5"],
+        ["explain", "--task", "0", "--split", "nope"],
+        ["materialize", "--task", "0", "--out", "/proc/no-such-dir/x"],
+    ],
+)
+def test_bad_input_is_one_line_and_exit_2(argv: list[str], capsys) -> None:
+    assert cli(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("datagauntlet event-recon: error: ")
+    assert "\n" not in err and "Traceback" not in err
+
+
+def test_no_subcommand_prints_help_and_exits_2(capsys) -> None:
+    assert cli([]) == 2
+    assert "materialize" in capsys.readouterr().err

@@ -1,0 +1,51 @@
+"""The world figures the README and docs publish, recomputed from the code.
+
+The full sweep (all 120 public tasks) runs under `make gates` (DATAGAUNTLET_GATES=1); the
+default suite checks the same derivation on one task per tier.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from world_helpers import sample_world
+
+from datagauntlet.envs.event_recon.splits import public_tasks
+from datagauntlet.envs.event_recon.world_checks import world_of
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def figures(worlds: list) -> dict[str, str]:
+    shares: dict[int, list[float]] = {}
+    for w in worlds:
+        share = len(w.notes["repairable_without_contract"]) / len(w.broken_partners)
+        shares.setdefault(w.tier, []).append(share)
+    every = [x for v in shares.values() for x in v]
+    return {
+        "projections": f"{sum(len(w.partner_ids) for w in worlds):,}",
+        "mean": f"{sum(every) / len(every):.3f}",
+        **{f"T{t}": f"{sum(v) / len(v):.3f}".rstrip("0").rstrip(".") for t, v in shares.items()},
+    }
+
+
+def test_the_figures_derive_from_worlds() -> None:
+    worlds = [sample_world(i) for i in (0, 30, 60, 90)]
+    f = figures(worlds)
+    assert f["projections"] == f"{sum(len(w.partner_ids) for w in worlds):,}"
+    assert f["T1"] == "0" and f["T2"] == "0"  # tier 1 and 2 admit no contract-free repair
+
+
+@pytest.mark.skipif(os.environ.get("DATAGAUNTLET_GATES") != "1", reason="full sweep: make gates")
+def test_readme_and_docs_world_figures_match_the_public_split() -> None:
+    f = figures([world_of(r) for r in public_tasks()])
+    readme = (ROOT / "README.md").read_text()
+    docs = (ROOT / "docs" / "envs" / "event-recon.md").read_text()
+    for text in (readme, docs):
+        assert re.search(rf"120/120 (public )?tasks\s*(agree)?[^.]*{f['projections']}", text)
+    assert f"finishes {f['mean']} of broken partners" in docs
+    assert f"({f['mean']} on average over the public split" in readme
+    assert f"T3 {f['T3']}, T4 {f['T4']}" in docs
