@@ -30,11 +30,22 @@ from typing import Any
 import pytest
 
 import datagauntlet as dg
+from datagauntlet.core.env import policy_sees_truth
 from datagauntlet.core.runner import play
 
 N_TASKS = 2
-# a policy that does not score 1.0, so that equal rewards say something
-PARTIAL = {"bad-batch-gate": "naive", "dataclean": "generic", "dirty-integration": "naive"}
+
+
+def partial_policy(env: dg.Environment) -> str:
+    """A policy other than the reference that a model can play (so that equal rewards say
+    something: it does not score 1.0 everywhere)."""
+    return next(
+        name
+        for name, policy in env.policies().items()
+        if name != env.reference and not policy_sees_truth(policy)
+    )
+
+
 WORLD_KEY = re.compile(r"/w/[A-Za-z0-9_-]{20,}")
 
 
@@ -115,7 +126,7 @@ def test_vf_eval_on_both_runtimes_and_vf_replay_rescore_exactly(
     env = dg.make(env_id)
     server = mock_model(env)
     out = tmp_path / "out"
-    partial = PARTIAL[env_id]
+    partial = partial_policy(env)
     runs = {
         "default": _start(vf_eval(env, env.reference, server.base_url, out, "default"), tmp_path),
         "subprocess": _start(
