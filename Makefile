@@ -4,14 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint format bench mutants clean
+.PHONY: run test lint format bench gates mutants clean
 
-# The package, then one thin distribution per env (environments/<id>/, its verifiers module).
+# The package, then one thin distribution per env (environments/<id>/, its verifiers module),
+# installed as real files: an editable finder would lose to tests/<env>/ on sys.path.
 $(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
-	$(BIN)/python -m pip install --quiet --no-deps $(addprefix -e ,$(wildcard environments/*))
+	$(BIN)/python -m pip install --quiet --no-deps $(wildcard environments/*)
 	touch $(STAMP)
 
 run: $(STAMP)
@@ -32,6 +33,12 @@ format: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
+
+# Every gate of every env over its whole eval and test splits (the tests run a sample).
+gates: $(STAMP)
+	$(BIN)/datagauntlet gates --split eval --workers 2
+	$(BIN)/datagauntlet gates --split test --workers 2
+	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).
 mutants: $(STAMP)

@@ -94,7 +94,9 @@ def vf(report: Report, n: int) -> None:
     report.add(f"verifiers rollout wall, mean of {rows['rollouts']}", rows["wall_ms_mean"], "ms")
     report.add("verifiers rollout model time", rows["model_ms_mean"], "ms")
     report.add("verifiers overhead per rollout (wall - model)", rows["overhead_ms_mean"], "ms")
-    report.add("verifiers tool calls per rollout", rows["tool_calls_ms_mean"], "ms")
+    report.add("  of which setup (the world, the workspace)", rows["setup_ms_mean"], "ms")
+    report.add("  of which tool calls", rows["tool_calls_ms_mean"], "ms")
+    report.add("  of which scoring (the graded script)", rows["finalize_and_scoring_ms_mean"], "ms")
     report.add("verifiers rewards all 1.0", str(rows["rewards_all_1"]))
 
 

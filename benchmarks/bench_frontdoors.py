@@ -56,7 +56,7 @@ async def vf_rollouts(
     tasks = list(taskset_for(env_id)(cfg))
     agent = vf.Agent(
         vf.AgentConfig(
-            model="careful",
+            model="default",  # the scripted model's default policy: the env's reference
             client=vf.EvalClientConfig(base_url=base_url, api_key_var="DG_NO_KEY"),
             harness={"id": env_id, "in_process_tools": in_process_tools},
             runtime=vf.SubprocessConfig(),

@@ -52,6 +52,11 @@ MISTAKES: list[tuple[list[str], str]] = [
     (["mock-model", "--env", DI, "--port", "-5"], "a port is 0 to 65535"),
     (["mock-model", "--env", DI, "--policy", "nope"], "no policy 'nope'"),
     (["mcp", DI, "--transport", "pigeon"], "invalid choice"),
+    (["server", "--port", "99999"], "a port is 0 to 65535"),
+    (["server", "--max-sessions", "0"], "--max-sessions must be >= 1"),
+    (["report", "missing-run"], "missing-run"),
+    (["show", "missing-run"], "missing-run"),
+    (["rescore", "missing-run"], "missing-run"),
     (["dataclean"], "give a subcommand: apply"),
     (["dataclean", "apply", "missing.json", "in.csv", "-o", "out.csv"], "missing.json"),
 ]
@@ -82,7 +87,8 @@ def test_a_port_in_use_is_one_line_for_every_server() -> None:
         holder.listen(1)
         port = str(holder.getsockname()[1])
         for argv in (["serve", DI, "--port", port], ["mock-model", "--env", DI, "--port", port],
-                     ["mcp", DI, "--transport", "http", "--port", port]):  # fmt: skip
+                     ["mcp", DI, "--transport", "http", "--port", port],
+                     ["server", "--port", port]):  # fmt: skip
             proc = subprocess.run([sys.executable, "-m", "datagauntlet.cli.main", *argv],
                                   capture_output=True, text=True, timeout=60)  # fmt: skip
             lines = proc.stderr.strip().splitlines()

@@ -62,3 +62,15 @@ def test_the_suite_says_why_a_test_skipped(tmp_path: Path) -> None:
         capture_output=True, text=True, cwd=tmp_path, env=os.environ,
     ).stdout  # fmt: skip
     assert "SKIPPED" in out and "fixture not here: see README" in out
+
+
+def test_the_memory_bounds_in_the_readme_are_the_codes() -> None:
+    from datagauntlet.core.episode import REFUSED_ARGS_CHARS
+
+    sys.path.insert(0, str(ROOT / "tests" / "frontdoors"))
+    try:
+        from test_fd_serve_memory import RSS_LIMIT_MB
+    finally:
+        sys.path.pop(0)
+    assert f"only up to {REFUSED_ARGS_CHARS:,} characters" in SECTION
+    assert f"under {RSS_LIMIT_MB} MB" in SECTION

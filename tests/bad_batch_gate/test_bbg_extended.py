@@ -16,17 +16,21 @@ def env() -> BadBatchGateEnv:
 
 
 def _bad(ep: BadBatchGateEpisode):
-    return next(b for b in ep.case.batches if b.truth.defective)
+    """The family's own bad batch (its companion has one bad row that only the warehouse
+    shows: a duplicate or an orphan)."""
+    bad = [b for b in ep.case.batches if b.truth.defective]
+    unit = ("amount", "out_of_range")
+    return max(bad, key=lambda b: (len(b.truth.bad_rows), b.truth.accepts(unit)))
 
 
 def _play(ep: BadBatchGateEpisode, bad_action: dict) -> dict[str, float]:
-    """Look at everything, load the clean batch, do `bad_action` to the bad one, report."""
+    """Look at everything, handle the other batch right, do `bad_action` to the bad one."""
     bad = _bad(ep)
     for b in ep.case.batches:
         ep.call("profile_batch", {"batch_id": b.batch_id})
     for b in ep.case.batches:
         if b is not bad:
-            ep.call("load_batch", {"batch_id": b.batch_id})
+            ep.call("load_batch", {"batch_id": b.batch_id, "hold_back": list(b.truth.bad_rows)})
     tool = "load_batch" if "column" not in bad_action else "quarantine_batch"
     ep.call(tool, {"batch_id": bad.batch_id, **bad_action})
     loaded = sorted(b.batch_id for b in ep.case.batches if ep.load_counts.get(b.batch_id))
@@ -49,19 +53,19 @@ def test_partial_load_is_graded_row_by_row(env: BadBatchGateEnv) -> None:
     goods = len(bad.rows) - 2
     c = _play(ep, {"hold_back": [*bad.truth.bad_rows, good]})
     assert c["disposition"] == pytest.approx((1 + (goods - 1) / goods) / 2, abs=1e-6)
-    assert c["evidence"] == 0.0
+    assert c["evidence"] == 0.5  # the companion's bad row held back: one of two hits
     ep2 = episode_of(env, "partial-load")
     c2 = _play(ep2, {"hold_back": [bad.truth.bad_rows[0]]})  # one bad row loaded
-    assert c2["disposition"] == 0.75 and c2["evidence"] == 0.0
+    assert c2["disposition"] == 0.75 and c2["evidence"] == 0.5
 
 
 def test_partial_load_quarantined_or_loaded_whole_is_wrong(env: BadBatchGateEnv) -> None:
     ep = episode_of(env, "partial-load")
     column, kind = _bad(ep).truth.first_citation()
     c = _play(ep, {"column": column, "defect_type": kind})
-    assert c["disposition"] == 0.5 and c["evidence"] == 0.0
+    assert c["disposition"] == 0.5 and c["evidence"] == 0.5  # only the companion's hit
     c2 = _play(episode_of(env, "partial-load"), {})
-    assert c2["disposition"] == 0.5 and c2["evidence"] == 0.0
+    assert c2["disposition"] == 0.5 and c2["evidence"] == 0.5
 
 
 def _citations(ep: BadBatchGateEpisode) -> list[tuple[str, str]]:
@@ -78,7 +82,7 @@ def test_multi_defect_needs_every_defect_named(env: BadBatchGateEnv) -> None:
     only_one = _play(
         episode_of(env, "multi-defect", 1), {"column": cites[0][0], "defect_type": cites[0][1]}
     )
-    assert only_one["evidence"] == 0.0 and only_one["disposition"] == 1.0
+    assert only_one["evidence"] == 0.5 and only_one["disposition"] == 1.0
 
 
 def test_multi_defect_spray_is_not_evidence(env: BadBatchGateEnv) -> None:
@@ -87,7 +91,7 @@ def test_multi_defect_spray_is_not_evidence(env: BadBatchGateEnv) -> None:
     more = [{"column": c, "defect_type": k} for c, k in cites[1:]]
     more.append({"column": "status", "defect_type": "duplicate_key"})
     c = _play(ep, {"column": cites[0][0], "defect_type": cites[0][1], "more_citations": more})
-    assert c["evidence"] == 0.0
+    assert c["evidence"] == 0.5  # only the companion's hit
 
 
 @pytest.mark.parametrize("variant", [0, 2])
@@ -103,7 +107,7 @@ def test_unit_error_is_under_the_cap_and_needs_the_history(
     assert validate("orders", list(bad.rows), known, list(ep.case.orders), extended=False) == {}
     assert validate("orders", list(bad.rows), known, list(ep.case.orders), extended=True)
     env.policies()["profile-only"](ep)
-    assert ep.score().metrics["bad_batches_loaded"] == 1
+    assert ep.score().metrics["bad_batches_loaded"] == 2  # and the companion's hidden row
     ep2 = episode_of(env, "unit-error", variant)
     env.policies()["careful"](ep2)
     assert ep2.score().reward == 1.0

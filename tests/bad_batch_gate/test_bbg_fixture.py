@@ -96,9 +96,15 @@ ATTACKER_REWARDS = {
 }
 
 
+# Probes of ours, not in the original's table; do-nothing reproduces its "doing nothing"
+# figure (item 3 of its holes list), which cases files keep.
+OUR_PROBES = {"staging-only": "0.8750", "do-nothing": "0.2375"}
+
+
 def test_attacker_table(played: list[tables.Played]) -> None:
-    assert set(ATTACKER_REWARDS) == {"careful", *ATTACKERS}
+    assert set(ATTACKER_REWARDS) | set(OUR_PROBES) == {"careful", *ATTACKERS}
     assert {p: _mean(played, p) for p in ATTACKER_REWARDS} == ATTACKER_REWARDS
+    assert {p: _mean(played, p) for p in OUR_PROBES} == OUR_PROBES
 
 
 def test_profile_only_loads_ten_bad_batches(played: list[tables.Played]) -> None:

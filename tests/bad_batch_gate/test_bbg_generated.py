@@ -75,3 +75,18 @@ def test_train_split_generates_and_careful_agrees(played: dict) -> None:
         ep = env.episode(task)
         careful(ep)
         assert ep.score().reward == 1.0, task.id
+
+
+def test_readme_staging_only_figures_are_this_codes_output(played: dict) -> None:
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("<!-- bad-batch-gate:start -->") :]
+
+    def mean(key: str) -> str:
+        rs = [r.score.reward for r in played[key] if r.policy == "staging-only"]
+        return tables.fmt(tables.exact_mean(rs))
+
+    assert f"warehouse: {mean('standard-eval')} here" in section
+    assert f"falls from 0.8386 to {mean('extended-eval')} here (its ceiling: 0.75)" in section
+    assert float(mean("extended-eval")) <= 0.75

@@ -90,8 +90,23 @@ def test_untouched_batches_are_not_handled(env: BadBatchGateEnv) -> None:
     ep = episode_of(env, "amount-bounds")
     ep.call("submit_report", {"loaded": [], "quarantined": []})
     c = comps(ep)
-    assert c["disposition"] == 0 and c["report"] == 1.0 and c["inspected"] == 0
-    assert c["evidence"] == 0
+    assert c["disposition"] == 0 and c["inspected"] == 0
+    # generated cases: acting on nothing earns no report or evidence credit either
+    assert c["report"] == 0 and c["evidence"] == 0 and ep.score().reward == 0
+
+
+def test_doing_nothing_earns_nothing_on_any_generated_case(env: BadBatchGateEnv) -> None:
+    for split in ("eval", "test"):
+        for task in env.tasks(split):
+            ep = env.episode(task)
+            ep.call("submit_report", {"loaded": [], "quarantined": []})
+            assert ep.score().reward == 0.0, task.id
+    # acting on one batch brings the report back: the rule is about doing nothing
+    ep = episode_of(env, "clean-control", 0)
+    first = ep.case.batches[0].batch_id
+    ep.call("load_batch", {"batch_id": first})
+    ep.call("submit_report", {"loaded": [first], "quarantined": []})
+    assert comps(ep)["report"] == 1.0
 
 
 def test_orders_loaded_before_their_customers_is_wrong(env: BadBatchGateEnv) -> None:

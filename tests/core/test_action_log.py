@@ -51,3 +51,26 @@ def test_arguments_text_given_at_open_must_match() -> None:
     e = log.open_entry("tool", {"a": 1}, '{"a":2}')  # a caller passing the wrong text is caught
     log.close_entry(e, True, "ok")
     assert not log.chain_intact()
+
+
+def test_an_entry_left_open_is_sealed_into_the_chain() -> None:
+    log = ActionLog()
+    left = log.open_entry("tool", {"i": 0})  # its handler raised past the episode
+    nxt = log.open_entry("tool", {"i": 1})
+    log.close_entry(nxt, True, "ok")
+    assert left.hash and nxt.prev_hash == left.hash
+    assert log.chain_intact()
+    left.summary = "done"  # rewriting the open entry afterwards is caught
+    assert not log.chain_intact()
+
+
+def test_each_entry_is_hashed_once(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    from datagauntlet.core import action_log
+
+    calls = []
+    real = action_log._digest
+    monkeypatch.setattr(action_log, "_digest", lambda e, t: calls.append(e.seq) or real(e, t))
+    log = _log()
+    assert calls == [0, 1, 2, 3]
+    monkeypatch.setattr(action_log, "_digest", real)
+    assert log.chain_intact()

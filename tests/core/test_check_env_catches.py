@@ -72,12 +72,14 @@ class ToyEpisode(Episode[ToyConfig]):
             raise RuntimeError("already closed")
         super().close()
 
-    def _refuse(self, name: str, args: Any, message: str) -> dict[str, Any]:
+    def _refuse(
+        self, name: str, args: Any, message: str, args_json: str | None = None
+    ) -> dict[str, Any]:
         if self.flaw == "hoarding-refusals":  # keeps everything it was sent
             entry = self.log.open_entry(name, args if isinstance(args, (dict, str)) else repr(args))
             self.log.close_entry(entry, False, message[:100])
             return {"error": message}
-        return super()._refuse(name, args, message)
+        return super()._refuse(name, args, message, args_json)
 
     def score(self) -> Score:
         score = super().score()

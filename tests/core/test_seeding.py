@@ -1,5 +1,6 @@
 """Keyed-hash seeding: pure in (seed, label, index), stable across processes."""
 
+import hashlib
 import os
 import subprocess
 import sys
@@ -71,3 +72,30 @@ def test_keyed_draws_equal_the_module_hash() -> None:
     k = Keyed(123)
     assert k._hash("label", 7) == hash64(123, "label", 7)
     assert k.unit("label", 7) == hash64(123, "label", 7) / 2**64
+
+
+def test_stream_draws_equal_keyed_draws_by_index() -> None:
+    # Streams hash from a cached (seed, label) prefix: the n-th draw must stay keyed (label, n).
+    k = Keyed(20261201)
+    s = k.stream("records")
+    for n in range(0, 40, 4):
+        assert s.unit() == k.unit("records", n)
+        assert s.randint(1, 9_999) == k.randint("records", n + 1, 1, 9_999)
+        assert s.choice("abcdefg") == k.choice("records", n + 2, "abcdefg")
+        assert s.chance(0.5) == k.chance("records", n + 3, 0.5)
+    with pytest.raises(ValueError):
+        s.randint(2, 1)
+    assert s.unit() == k.unit("records", 41)  # a refused range still used its index
+
+
+def test_tokens_are_the_keyed_blake2b_of_seed_label_index() -> None:
+    k = Keyed(7)
+    for label, index in (("cursor", 0), ("record-id", 12), ("cursor", 3), ("record-id", "x")):
+        h = hashlib.blake2b(f"7\x00{label}\x00{index}".encode(), digest_size=32, person=b"dg-token")
+        assert k.token(label, index, 16) == h.hexdigest()[:16]
+
+
+def test_keyed_draws_past_the_cached_labels_are_the_same_hash() -> None:
+    k = Keyed("s")
+    for label in [f"row-{i}" for i in range(300)] + ["row-0", "row-299"]:
+        assert k.unit(label, 3) == hash64("s", label, 3) / 2**64

@@ -74,4 +74,18 @@ def test_calibrate_cli_prints_the_dataclean_table(capsys: pytest.CaptureFixture[
     assert main(["calibrate", "--env", "dataclean", "--seeds", "3", "--markdown"]) == 0
     out = capsys.readouterr().out
     assert "### dataclean" in out and "family=orders" in out
-    assert "| oracle | noop | generic | overeager |" in out
+    assert "| policy | family=crm | family=orders | family=inventory |" in out
+    assert "| oracle | 1.00 | 1.00 | 1.00 |" in out
+
+
+def test_readme_before_after_figures_are_the_component_table(
+    rows: dict[str, list[CalibrationRow]],
+) -> None:
+    text = section()
+    by_policy: dict[str, list[float]] = {}
+    for rs in rows.values():
+        for r in rs:
+            by_policy.setdefault(r.policy, []).append(r.mean_reward)
+    for name in ("generic", "blind-plan", "everything-everywhere"):
+        mean = sum(by_policy[name]) / len(by_policy[name])
+        assert f"<!-- dc:{name} -->{mean:.2f} |" in text, name

@@ -88,20 +88,37 @@ def test_family_all_draws_every_family() -> None:
     assert {w.family.id for w in worlds(n=5, family="orders")} == {"orders"}
 
 
-def test_each_task_documents_two_aliases_of_its_own_and_uses_them() -> None:
+def test_each_task_documents_aliases_of_its_own_and_uses_them() -> None:
     seen: list[frozenset[str]] = []
     for w in worlds(n=40):
         policy = read_policy(w.policy_text)
-        assert policy.batch == w.task_aliases and len(w.task_aliases) == 2
-        category = w.family.category
-        cells = {str(v).strip() for v in w.dirty.data[category.name]}
-        for alias, target in w.task_aliases.items():
-            assert alias in cells, "a documented alias appears in the table"
-            assert target in category.categories
-            assert alias.lower() not in {c.lower() for c in category.categories}
-            assert alias not in category.standing_aliases
+        assert policy.batch == w.task_aliases
+        for category in w.family.category_columns:
+            own = w.column_aliases[category.name]
+            cells = {str(v).strip() for v in w.dirty.data[category.name]}
+            assert 2 <= len(own) <= 3
+            for alias, target in own.items():
+                assert alias in cells, "a documented alias appears in the table"
+                assert target in category.categories
+                assert alias.lower() not in {c.lower() for c in category.categories}
+                assert alias not in category.standing_aliases
         seen.append(frozenset(w.task_aliases))
     assert len(set(seen)) == len(seen), "aliases differ from task to task"
+
+
+def test_no_count_of_plain_values_says_what_an_alias_stands_for() -> None:
+    """Every cell of an alias's category is written with the alias, and at least three
+    categories are absent: to a reader without the task's lines, every category not seen
+    plain is an equally good guess."""
+    for w in worlds(n=60):
+        for category in w.family.category_columns:
+            own = w.column_aliases[category.name]
+            truth = w.truth.data[category.name]
+            dirty = [str(v).strip() for v in w.dirty.data[category.name]]
+            plain = {d.lower() for d in dirty} & set(category.categories)
+            assert not plain & set(own.values()), "an aliased category never shows plain"
+            absent = set(category.categories) - set(truth)
+            assert len(absent) >= 3
 
 
 def test_the_date_order_is_documented_and_the_dates_follow_it() -> None:

@@ -16,6 +16,11 @@ BANDS = {
     ("hostile", "stubborn"): (0.80, 0.97),
     ("hostile", "careful"): (1.0, 1.0),
 }
+# Probes: one right page, padded guesses, nothing at all; the same on every profile.
+for _profile in ("clean", "realistic", "hostile"):
+    BANDS[_profile, "first-page-only"] = (0.25, 0.30)
+    BANDS[_profile, "invent-ids"] = (0.0, 0.10)
+    BANDS[_profile, "empty-submit"] = (0.0, 0.0)
 
 
 def test_calibration_bands() -> None:
@@ -61,3 +66,13 @@ def test_readme_fault_table_matches_the_profiles() -> None:
     factors = [f"{PROFILES[p].quota_factor:.1f} x pages" for p in ("realistic", "hostile")]
     assert [c.strip() for c in quota[0].strip("|").split("|")][-2:] == factors
     assert PROFILES["clean"].quota_factor is None
+
+
+def test_readme_probe_figure_matches() -> None:
+    from pathlib import Path
+
+    rows = calibrate(
+        dg.make("dirty-integration", profile="realistic"), 60, policies=["first-page-only"]
+    )
+    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert f"so it sits at {rows[0].mean_reward:.2f}." in text

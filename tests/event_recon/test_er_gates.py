@@ -103,3 +103,8 @@ def test_script_rescoring_gives_one_reward() -> None:
 def test_reference_reruns_count_failures() -> None:
     row = er_gates.reference_reruns(env(), list(tasks()[:1]), workers=1, reruns=2)
     assert row.ok and row.value == 0
+
+
+def test_workspace_determinism_counts_eval_tasks_as_the_public_tasks_they_are() -> None:
+    row = er_gates.determinism_row(env(), list(tasks()[:2]))
+    assert row.ok and row.value == "2/2"

@@ -63,7 +63,6 @@ DESTROY = [
     "import sqlite3; db = sqlite3.connect('db.sqlite'); "
     "db.execute('ALTER TABLE ledger_entries RENAME TO old'); "
     "db.execute('CREATE VIEW ledger_entries AS SELECT * FROM old')",
-    "import os; os.remove('db.sqlite'); os.symlink('/etc/passwd', 'db.sqlite')",
 ]
 
 
@@ -156,3 +155,25 @@ def test_an_identical_submission_reuses_the_graded_run_and_rescore_reruns_it() -
         first = a.outcome()
         assert a.rescore() == a.score()
         assert a.outcome() is not first and a.outcome() == first  # re-run, same result
+
+
+ESCAPES = [
+    # rebuild the truth from the public code: import the package by path
+    "import sys; sys.path.insert(0, '/work/main/src'); import datagauntlet",
+    "open('/etc/passwd').read()",
+    "import socket; socket.create_connection(('127.0.0.1', 9), timeout=1)",
+    "import subprocess; subprocess.run(['true'])",
+    "import os; os.system('true')",
+    # swap the ledger for a link to a file outside
+    "import os; os.remove('db.sqlite'); os.symlink('/etc/passwd', 'db.sqlite')",
+]
+
+
+@pytest.mark.parametrize("escape", ESCAPES)
+def test_a_script_that_tries_to_leave_the_sandbox_scores_nothing(escape: str) -> None:
+    with open_episode() as ep:
+        submit_script(ep, _oracle_script(ep) + "\n" + escape + "\n", perfect_findings(ep))
+        s = ep.score()
+        assert s.reward == 0.0
+        assert s.metrics["failure_code"] in ("sandbox_violation", "script_error")
+        assert s.metrics["validity"] == 0

@@ -16,6 +16,8 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from datagauntlet.cli.options import add_split_argument
+
     parser.add_argument("--env", action="append", metavar="ID", help="only this env (repeatable)")
     parser.add_argument(
         "--seeds",
@@ -24,7 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="tasks per cell (default: the env's own)",
     )
-    parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
+    add_split_argument(parser)
     parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
     parser.add_argument(
         "--ray",

@@ -21,6 +21,8 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    from datagauntlet.cli.options import add_split_argument
+
     parser.add_argument("--env", required=True, metavar="ID", help="environment id")
     add_config_argument(parser)
     parser.add_argument("--model", metavar="NAME", help="model name sent to the endpoint")
@@ -62,7 +64,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--overwrite", action="store_true", help="replace the results already in the output"
     )
-    parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
+    add_split_argument(parser)
     parser.add_argument(
         "--retries",
         type=int,

@@ -29,6 +29,7 @@ def one_line(text: str) -> str:
 SUBCOMMANDS = (
     "datagauntlet.cli.list_cmd",
     "datagauntlet.cli.calibrate_cmd",
+    "datagauntlet.cli.gates_cmd",
     "datagauntlet.cli.check_cmd",
     "datagauntlet.cli.play_cmd",
     "datagauntlet.cli.serve_cmd",
@@ -81,6 +82,10 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.error(f"give a command: {', '.join(modules)}")
     try:
+        if getattr(args, "secret_file", None):
+            from datagauntlet.core.seeding import use_secret_file
+
+            use_secret_file(args.secret_file)  # also reaches worker processes
         return int(modules[args.command].run(args) or 0)
     except ValueError as exc:  # bad config or arguments: a clear message, not a traceback
         print(f"datagauntlet {args.command}: error: {one_line(exc)}", file=sys.stderr)

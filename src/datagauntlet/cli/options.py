@@ -44,7 +44,22 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="S",
         help="which task: task number S of --split (default 0); the same S gives the same world",
     )
-    parser.add_argument("--split", default="eval", choices=("train", "eval", "test"))
+    add_split_argument(parser)
+
+
+def add_split_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--split",
+        default="eval",
+        metavar="SPLIT",
+        help="train, eval or test (public: anyone can rebuild them), or the held-out private "
+        "and private-train (need the secret); default eval",
+    )
+    parser.add_argument(
+        "--secret-file",
+        metavar="PATH",
+        help="file holding the secret that keys held-out splits (else $DATAGAUNTLET_SECRET)",
+    )
 
 
 def resolve_task(env: Environment, seed: int, split: str) -> Task:

@@ -23,7 +23,7 @@ USAGE = """\
 Type a tool call as  NAME {{json arguments}}  (or NAME key=value ...), for example:
   {example}
 Commands: help (this text and the tools), tools (list tools and their arguments),
-score (score so far), quit."""
+score (shown once the episode ends), quit."""
 
 _EXAMPLES = {
     "string": "...",
@@ -86,8 +86,8 @@ def play_loop(ep: Episode, lines: TextIO, out: TextIO) -> None:
         if head == "tools":
             _show_tools(ep, out)
             continue
-        if head == "score":
-            print(json.dumps(ep.score().as_dict(), indent=2), file=out)
+        if head == "score":  # the score reads hidden state: not before the end
+            print("the score is shown when the episode ends", file=out)
             continue
         rest = rest.strip()
         if rest and not rest.startswith(("{", "[")):

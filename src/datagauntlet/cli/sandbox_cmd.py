@@ -39,6 +39,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--timeout", type=float, default=30.0, metavar="S", help="wall clock (30)")
     run.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU (= timeout)")
     run.add_argument("--memory", type=int, default=1024, metavar="MB", help="address space")
+    run.add_argument("--file-size", type=int, default=256, metavar="MB", help="largest file")
+    run.add_argument("--open-files", type=int, default=256, metavar="N", help="open fds")
+    run.add_argument("--processes", type=int, default=256, metavar="N", help="threads (256)")
+    run.add_argument("--output", type=int, default=65_536, metavar="BYTES",
+                     help="stdout/stderr kept, each (65536)")  # fmt: skip
+    run.add_argument("--flood", type=int, default=64 << 20, metavar="BYTES",
+                     help="output past which the run is killed (64 MiB)")  # fmt: skip
     run.add_argument("--walls", default=None, metavar="A,B", help="walls to raise (all six)")
     run.add_argument("--require", default=None, metavar="A,B", help="refuse unless these are up")
     run.add_argument("--copy", action="store_true", help="run in a fresh copy of the workspace")
@@ -74,7 +81,16 @@ def _run(args: argparse.Namespace) -> int:
     walls = _walls(args.walls, WALLS)
     require = _walls(args.require, ())
     cpu = args.cpu if args.cpu is not None else args.timeout
-    limits = Limits(timeout_s=args.timeout, cpu_s=max(1, round(cpu)), memory_mb=args.memory)
+    limits = Limits(
+        timeout_s=args.timeout,
+        cpu_s=max(1, round(cpu)),
+        memory_mb=args.memory,
+        file_size_mb=args.file_size,
+        open_files=args.open_files,
+        processes=args.processes,
+        output_bytes=args.output,
+        flood_bytes=args.flood,
+    )
     try:
         if args.copy:
             with fresh_workspace(workspace) as ws:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from datagauntlet.cli.options import port_number
+
 NAME = "server"
 HELP = (
     "Serve many episodes of any registered env at once: JSON over HTTP, WebSocket stepping, "
@@ -13,7 +15,9 @@ HELP = (
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
-    parser.add_argument("--port", type=int, default=8300, metavar="P", help="0 picks a free port")
+    parser.add_argument(
+        "--port", type=port_number, default=8300, metavar="P", help="0 picks a free port"
+    )
     parser.add_argument("--max-sessions", type=int, default=1024, metavar="N")
     parser.add_argument(
         "--idle-seconds",

@@ -29,6 +29,9 @@ class EnvConfig:
         if self.max_turns is None:
             object.__setattr__(self, "max_turns", self.limits.max_turns)
 
+    # Import path of a user's module adding families and splits (core/family_module.py).
+    family_module: str | None = None
+
     def validate(self) -> None:
         """Raise ValueError for values outside what the env supports."""
 

@@ -3,19 +3,24 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Mapping
-from typing import Any, ClassVar, Generic, TypeVar
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import cached_property
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode, Task
+from datagauntlet.core.family_module import FamilyModule, load_family_module
 from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.http_api import HttpHandler
 from datagauntlet.core.limits import Limits
 from datagauntlet.core.registration import Registration, load
 from datagauntlet.core.score import check_weights
-from datagauntlet.core.seeding import SPLITS, task_seed
+from datagauntlet.core.seeding import check_split, task_seed
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.core.version import PACKAGE_VERSION
+
+if TYPE_CHECKING:
+    from datagauntlet.core.gates import Gate
 
 Policy = Callable[[Episode[Any]], None]
 TASK_HASH_MEMO = 100_000  # tasks whose content hash an env remembers
@@ -65,6 +70,15 @@ class Environment(ABC, Generic[ConfigT]):
     def __init__(self, config: ConfigT | None = None) -> None:
         self.config: ConfigT = config if config is not None else self.config_cls()  # type: ignore[assignment]
         check_weights(self.weights)
+        _ = self.family_module  # a bad module fails at make(), naming the problem
+
+    @cached_property
+    def family_module(self) -> FamilyModule | None:
+        path = getattr(self.config, "family_module", None)
+        return None if path is None else load_family_module(path, self.id)
+
+    def module_splits(self) -> Mapping[str, tuple[int, ...]]:
+        return self.family_module.splits if self.family_module else {}
 
     def task_hash(self, task: Task, compute: Callable[[], str]) -> str:
         """The content hash of a task, computed once per task by this env: a task's world is a
@@ -94,15 +108,19 @@ class Environment(ABC, Generic[ConfigT]):
 
     # --- tasks -----------------------------------------------------------------------------
     def tasks(self, split: str = "eval", n: int | None = None, start: int = 0) -> list[Task]:
-        if split not in SPLITS:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        check_split(split, tuple(self.module_splits()))
         count = self.default_task_count if n is None else n
         if count < 0 or start < 0:
             raise ValueError("n and start must be >= 0")
-        return [self.make_task(split, i) for i in range(start, start + count)]
+        stop = start + count
+        if split in self.module_splits():  # a family module's split has as many tasks as seeds
+            stop = min(stop, len(self.module_splits()[split]))
+        return [self.make_task(split, i) for i in range(start, stop)]
 
     def make_task(self, split: str, index: int) -> Task:
-        return Task(f"{split}-{index:05d}", task_seed(self.id, split, index), split, index)
+        seeds = self.module_splits().get(split)
+        seed = seeds[index] if seeds is not None else task_seed(self.id, split, index)
+        return Task(f"{split}-{index:05d}", seed, split, index)
 
     def task_info(self, task: Task) -> TaskInfo:
         """A task's prompts and labels. This default builds the episode to read them; envs
@@ -153,6 +171,15 @@ class Environment(ABC, Generic[ConfigT]):
         (the `serve` door runs it); None: its tools are served over MCP instead."""
         target = self.registration.http_api if self.registration else None
         return load(target) if target else None  # type: ignore[no-any-return]
+
+    # --- gates (core/gates.py): probes declare their ceilings with `gates.ceiling` ----------
+    def extra_gates(self) -> Sequence[Gate]:
+        """Gate rows of this env's own, run after the shared ones."""
+        return ()
+
+    def truth_values(self, episode: Episode[Any]) -> Iterable[str]:
+        """Text derived from the hidden state that must never reach the agent before the end."""
+        return ()
 
     def with_config(self, **overrides: Any) -> Environment[Any]:
         return type(self).from_kwargs(**{**self.config.as_dict(), **overrides})

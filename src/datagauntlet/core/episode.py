@@ -15,7 +15,12 @@ from abc import ABCMeta, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
-from datagauntlet.core.action_log import ActionLog, canonical_json, strict_canonical_json
+from datagauntlet.core.action_log import (
+    ActionLog,
+    bounded_args,
+    canonical_json,
+    strict_canonical_json,
+)
 from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.score import Score
 from datagauntlet.core.tools import Tool, check_arguments
@@ -28,8 +33,10 @@ if TYPE_CHECKING:
 __all__ = ["Episode", "EpisodeClosed", "Task", "ToolError", "loads_strict", "summarize"]
 
 SUMMARY_CHARS = 240
-# A refused call keeps at most this much of what was sent, so junk cannot bloat the log.
-REFUSED_ARGS_CHARS = 2_000
+# A refused call's arguments are logged whole up to this many characters of canonical JSON,
+# beyond it as a prefix of half this plus the length and a sha256 (action_log.bounded_args).
+REFUSED_ARGS_CHARS = 1024
+TOOL_NAME_CHARS = 200
 CLOSED_ERROR = "the episode is closed; no more tool calls"
 
 ConfigT = TypeVar("ConfigT", bound="EnvConfig")
@@ -208,8 +215,8 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             try:
                 args = loads_strict(args) if args.strip() else {}
             except ValueError as exc:
-                return self._refuse(str(name), args, f"arguments are not valid JSON: {exc}")
-        tool_name = name if isinstance(name, str) else repr(name)
+                return self._refuse(_name(name), args, f"arguments are not valid JSON: {exc}")
+        tool_name = _name(name)
         try:  # serialised once: the check that arguments are plain JSON, and the log's text
             args_json = strict_canonical_json(args)
         except ValueError:
@@ -218,33 +225,49 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             )
         if self.done:
             return self._refuse(
-                tool_name, args, f"the episode is over ({self.stop_reason}); no more tool calls"
+                tool_name,
+                args,
+                f"the episode is over ({self.stop_reason}); no more tool calls",
+                args_json,
             )
         bound = self._tools.get(tool_name)
         if bound is None:
             return self._refuse(
-                tool_name, args, f"unknown tool {tool_name!r}; available: {self.tool_names}"
+                tool_name,
+                args,
+                f"unknown tool {tool_name!r}; available: {self.tool_names}",
+                args_json,
             )
         problem = check_arguments(bound.tool, args)
         if problem:
-            return self._refuse(tool_name, args, f"{tool_name}: {problem}")
+            return self._refuse(tool_name, args, f"{tool_name}: {problem}", args_json)
         entry = self.log.open_entry(tool_name, args, args_json)
+        del args_json  # the entry holds it until it is closed
         self._detail = {}
         try:
             result = bound.handler(**args)
         except ToolError as exc:
             result = {"error": str(exc)}
+            self.log.bound_newest(REFUSED_ARGS_CHARS)
             self.log.close_entry(entry, False, summarize(result), self._detail)
             return result
         except Exception as exc:  # a bug in the env must not reach the agent as an exception
             result = {"error": f"internal error in {tool_name}: {type(exc).__name__}: {exc}"}
+            self.log.bound_newest(REFUSED_ARGS_CHARS)
             self.log.close_entry(entry, False, summarize(result), {"internal_error": True})
             return result
         self.log.close_entry(entry, True, summarize(result), self._detail)
         return result
 
-    def _refuse(self, name: str, args: Any, message: str) -> dict[str, Any]:
-        entry = self.log.open_entry(_bounded_name(name), _bounded_args(args))
+    def _refuse(
+        self, name: str, args: Any, message: str, args_json: str | None = None
+    ) -> dict[str, Any]:
+        """Log a refused call (bounded: see REFUSED_ARGS_CHARS) and answer with `message`."""
+        if args_json is None:
+            args = args if _jsonable(args) else _safe_repr(args)
+            args_json = canonical_json(args)
+        logged = bounded_args(args, args_json, REFUSED_ARGS_CHARS)
+        entry = self.log.open_entry(name, logged, args_json if logged is args else None)
         result = {"error": message}
         self.log.close_entry(entry, False, summarize(result))
         return result
@@ -342,18 +365,10 @@ def _add_tool(tools: dict[str, BoundTool], bound: BoundTool, owner: str) -> None
     tools[bound.tool.name] = bound
 
 
-def _bounded_name(name: str) -> str:
-    return name if len(name) <= 200 else name[:197] + "..."
-
-
-def _bounded_args(args: Any) -> Any:
-    """What a refused call's log entry keeps: the arguments, or a cut preview if large."""
-    if not _jsonable(args):
-        return _safe_repr(args)
-    text = canonical_json(args)
-    if len(text) <= REFUSED_ARGS_CHARS:
-        return args
-    return {"_preview": text[: REFUSED_ARGS_CHARS // 2], "_characters": len(text)}
+def _name(name: Any) -> str:
+    """A tool name as logged: what was sent, cut to TOOL_NAME_CHARS (a name is never long)."""
+    text = name if isinstance(name, str) else _safe_repr(name)
+    return text if len(text) <= TOOL_NAME_CHARS else text[: TOOL_NAME_CHARS - 3] + "..."
 
 
 def _jsonable(value: Any) -> bool:

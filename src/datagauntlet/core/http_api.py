@@ -29,6 +29,7 @@ class HttpResponse:
     status: int
     body: dict[str, Any]
     delay: float = 0.0  # seconds the client waits before getting this answer
+    headers: Mapping[str, str] = field(default_factory=dict)  # e.g. Allow, with a 405
 
 
 HttpHandler = Callable[[Episode[Any], HttpRequest], HttpResponse]

@@ -7,7 +7,9 @@ else, and the same seed gives the same world in any process under any PYTHONHASH
 from __future__ import annotations
 
 import hashlib
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -16,6 +18,9 @@ _DENOM = float(1 << 64)
 
 
 _EMPTY = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+# _feed's 4-byte length prefixes of the short texts a counter renders to.
+_MAX_HEADS = 256
+_LENGTH_PREFIX = tuple(n.to_bytes(4, "little") for n in range(32))
 
 
 def _feed(h: hashlib.blake2b, part: object) -> None:
@@ -63,17 +68,25 @@ class Keyed:
     many draws of one kind; each stream's draws depend only on its own label and counter.
     """
 
-    __slots__ = ("_base", "seed")
+    __slots__ = ("_base", "_heads", "_token_heads", "seed")
 
     def __init__(self, seed: int | str) -> None:
         self.seed = seed
         # The seed's part of the hash is fed once; each draw copies it (same digest as hash64).
         self._base = _EMPTY.copy()
         _feed(self._base, seed)
+        self._token_heads: dict[str, hashlib.blake2b] = {}
+        # (seed, label) prefixes of the labels drawn from; bounded, as labels can be made per row.
+        self._heads: dict[str, hashlib.blake2b] = {}
 
     def _hash(self, label: str, index: int | str) -> int:
-        h = self._base.copy()
-        _feed(h, label)
+        head = self._heads.get(label)
+        if head is None:
+            head = self._base.copy()
+            _feed(head, label)
+            if len(self._heads) < _MAX_HEADS:
+                self._heads[label] = head
+        h = head.copy()
         _feed(h, index)
         return int.from_bytes(h.digest(), "little")
 
@@ -107,8 +120,13 @@ class Keyed:
 
     def token(self, label: str, index: int | str, length: int = 12) -> str:
         """An opaque lowercase hex token: unguessable without the seed, stable with it."""
-        h = hashlib.blake2b(digest_size=32, person=b"dg-token")
-        h.update(f"{self.seed}\x00{label}\x00{index}".encode())
+        head = self._token_heads.get(label)
+        if head is None:  # the (seed, label) part is hashed once per label, not per token
+            head = hashlib.blake2b(digest_size=32, person=b"dg-token")
+            head.update(f"{self.seed}\x00{label}\x00".encode())
+            self._token_heads[label] = head
+        h = head.copy()
+        h.update(str(index).encode())
         return h.hexdigest()[:length]
 
     def stream(self, label: str) -> Stream:
@@ -118,32 +136,50 @@ class Keyed:
 class Stream:
     """Sequential draws under one label; the n-th draw is keyed by (seed, label, n)."""
 
-    __slots__ = ("_keyed", "_label", "_n")
+    __slots__ = ("_head", "_keyed", "_label", "_n")
 
     def __init__(self, keyed: Keyed, label: str) -> None:
         self._keyed = keyed
         self._label = label
         self._n = 0
+        # (seed, label) fed once: each draw copies it and feeds only n (same digest as _hash).
+        self._head = keyed._base.copy()
+        _feed(self._head, label)
 
     def _next(self) -> int:
         n = self._n
         self._n += 1
         return n
 
+    def _draw(self) -> int:
+        n = self._n
+        self._n = n + 1
+        data = b"%d" % n  # == str(n).encode(): the bytes _feed would give
+        h = self._head.copy()
+        h.update(_LENGTH_PREFIX[len(data)] + data)
+        return int.from_bytes(h.digest(), "little")
+
     def unit(self) -> float:
-        return self._keyed.unit(self._label, self._next())
+        return self._draw() / _DENOM
 
     def chance(self, p: float) -> bool:
         return self.unit() < p
 
     def randint(self, lo: int, hi: int) -> int:
-        return self._keyed.randint(self._label, self._next(), lo, hi)
+        """An integer in [lo, hi], both ends included."""
+        drawn = self._draw()  # the counter moves even on a refused range
+        if hi < lo:
+            raise ValueError(f"empty range [{lo}, {hi}]")
+        return lo + drawn % (hi - lo + 1)
 
     def uniform(self, lo: float, hi: float) -> float:
         return lo + (hi - lo) * self.unit()
 
     def choice(self, options: Sequence[T]) -> T:
-        return self._keyed.choice(self._label, self._next(), options)
+        drawn = self._draw()
+        if not options:
+            raise ValueError("choice from an empty sequence")
+        return options[drawn % len(options)]
 
     def shuffled(self, items: Sequence[T]) -> list[T]:
         return self._keyed.shuffled(f"{self._label}#{self._next()}", items)
@@ -155,11 +191,91 @@ class Stream:
         return self._keyed.token(self._label, self._next(), length)
 
 
+# Public splits: anyone with the code can rebuild their worlds (and so their truth). They are
+# for published, comparable tables.
 SPLITS = ("train", "eval", "test")
+# Held-out splits: seeds keyed by a secret, so only its holder can regenerate them. Training and
+# leaderboard evaluation use these.
+HELD_OUT_SPLITS = ("private", "private-train")
+ALL_SPLITS = SPLITS + HELD_OUT_SPLITS
+SECRET_ENV = "DATAGAUNTLET_SECRET"
+SECRET_FILE_ENV = "DATAGAUNTLET_SECRET_FILE"
+MIN_SECRET_BYTES = 16
+
+
+class SecretMissing(ValueError):
+    """A held-out split was asked for without a secret."""
+
+
+def _read_secret() -> bytes | None:
+    path = os.environ.get(SECRET_FILE_ENV)
+    if path:
+        try:
+            data = Path(path).read_bytes().strip()
+        except OSError as exc:
+            raise SecretMissing(f"cannot read the secret file {path!r}: {exc.strerror}") from None
+        if not data:
+            raise SecretMissing(f"the secret file {path!r} is empty")
+    else:
+        text = os.environ.get(SECRET_ENV, "")
+        if not text:
+            return None
+        data = text.strip().encode("utf-8")
+    if len(data) < MIN_SECRET_BYTES:
+        raise SecretMissing(f"the secret must be at least {MIN_SECRET_BYTES} bytes long")
+    return data
+
+
+def _secret_key() -> bytes:
+    """A 64-byte blake2b key derived from the secret; the secret itself is never kept."""
+    data = _read_secret()
+    if data is None:
+        raise SecretMissing(
+            f"held-out splits ({', '.join(HELD_OUT_SPLITS)}) need a secret: set {SECRET_ENV} "
+            "or pass --secret-file PATH"
+        )
+    return hashlib.blake2b(data, digest_size=64, person=b"dg-secret-key").digest()
+
+
+def use_secret_file(path: str | os.PathLike[str]) -> None:
+    """Read held-out seeds from the secret in this file (also in worker processes)."""
+    os.environ[SECRET_FILE_ENV] = os.fspath(path)
+    _secret_key()  # fail now, with the reason, rather than at the first held-out task
+
+
+def has_secret() -> bool:
+    return _read_secret() is not None
+
+
+def is_held_out(split: str) -> bool:
+    return split in HELD_OUT_SPLITS
+
+
+def check_split(split: str, extra: Sequence[str] = ()) -> None:
+    """A ValueError naming the choices for a split that does not exist."""
+    if split in ALL_SPLITS or split in extra:
+        return
+    choices = ", ".join((*ALL_SPLITS, *extra))
+    raise ValueError(f"unknown split {split!r}; expected one of {choices}")
+
+
+def split_key(env_id: str, split: str) -> str:
+    """A label for split-wide draws (e.g. the order of families in a split). Public splits use
+    their name; a held-out split's label is keyed by the secret, so even which family sits at
+    which index cannot be rebuilt without it."""
+    if not is_held_out(split):
+        return split
+    h = hashlib.blake2b(key=_secret_key(), digest_size=16, person=b"dg-split-key")
+    h.update(f"{env_id}\x00{split}".encode())
+    return f"{split}:{h.hexdigest()}"
 
 
 def task_seed(env_id: str, split: str, index: int) -> int:
-    """The seed of task `index` of `split`: each split is its own hash stream."""
-    if split not in SPLITS:
-        raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+    """The seed of task `index` of `split`: each split is its own hash stream. Held-out seeds
+    are a keyed blake2b (a MAC) of (env, split, index) under the secret."""
+    check_split(split)
+    if is_held_out(split):
+        h = hashlib.blake2b(key=_secret_key(), digest_size=8, person=b"dg-held-out")
+        h.update(f"{env_id}\x00{split}\x00{index}".encode())
+        return int.from_bytes(h.digest(), "little") >> 1
     return hash64("task-seed", env_id, split, index) >> 1  # 63 bits: fits a signed int64

@@ -8,8 +8,13 @@ so the two cannot drift apart.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
+
+# A compiled check: True when the value passes; the message is built only when it does not.
+Check = Callable[[Any], bool]
 
 _JSON_TYPES: dict[str, tuple[type, ...]] = {
     "string": (str,),
@@ -28,6 +33,15 @@ class Tool:
     description: str
     parameters: dict[str, Any]
     mutates: bool = False
+
+    @cached_property
+    def accepts(self) -> Check:
+        """This tool's argument check, compiled once from its schema (see `compile_check`)."""
+        return compile_check(self.parameters, top=True)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # The compiled check is a closure: leave it out, the copy compiles its own.
+        return {k: v for k, v in self.__dict__.items() if k != "accepts"}
 
     def spec(self) -> dict[str, Any]:
         """The OpenAI function-calling form of this tool."""
@@ -137,7 +151,143 @@ def check_arguments(tool: Tool, args: Any) -> str | None:
     """Why these arguments cannot be passed to `tool`, or None when they can."""
     if not isinstance(args, dict):
         return f"arguments to {tool.name} must be a JSON object, got {_describe(args)}"
-    return check_object(args, tool.parameters, "")
+    if tool.accepts(args):
+        return None
+    return check_object(args, tool.parameters, "") or "arguments do not match the schema"
+
+
+# --- compiled checks ----------------------------------------------------------------------
+# `compile_check(schema)(v)` is True exactly when `check_value(v, schema, path)` is None: the
+# same rules, decided once per schema instead of once per value, with no path strings. A
+# schema shape it does not know is checked by the interpreter above, so nothing is skipped.
+
+_CHECK_TYPE: dict[str, Check] = {
+    "string": lambda v: isinstance(v, str),
+    "integer": lambda v: isinstance(v, int) and not isinstance(v, bool),
+    "number": lambda v: (
+        (isinstance(v, int) and not isinstance(v, bool))
+        or (isinstance(v, float) and math.isfinite(v))
+    ),
+    "boolean": lambda v: isinstance(v, bool),
+    "array": lambda v: isinstance(v, list),
+    "object": lambda v: isinstance(v, dict),
+    "null": lambda v: v is None,
+}
+
+
+def _is_number(x: Any) -> bool:
+    return isinstance(x, (int, float)) and not isinstance(x, bool)
+
+
+def _compilable(schema: Any) -> bool:
+    if not isinstance(schema, dict):
+        return False
+    types = schema.get("type")
+    if types is not None:
+        names = [types] if isinstance(types, str) else types
+        if not isinstance(names, list) or not names:
+            return False
+        if not all(isinstance(n, str) and n in _CHECK_TYPE for n in names):
+            return False
+    if "enum" in schema and not isinstance(schema["enum"], list):
+        return False
+    for key in ("maxLength", "minimum", "maximum", "maxItems"):
+        if key in schema and not _is_number(schema[key]):
+            return False
+    if "properties" in schema and not isinstance(schema["properties"], dict):
+        return False
+    return isinstance(schema.get("required", []), list)
+
+
+def compile_check(schema: Any, top: bool = False) -> Check:
+    """A predicate for `schema`; `top` compiles it as check_object does (always an object)."""
+    if not _compilable(schema):
+        if top:
+            return lambda v: check_object(v, schema, "") is None
+        return lambda v: check_value(v, schema, "") is None
+    parts: list[Check] = []
+    types = schema.get("type")
+    if types is not None and not top:
+        names = [types] if isinstance(types, str) else list(types)
+        tests = [_CHECK_TYPE[n] for n in names]
+        parts.append(_any_of(tests))
+    if "enum" in schema and not top:
+        allowed = schema["enum"]
+        parts.append(lambda v: v in allowed)
+    if "maxLength" in schema and not top:
+        max_len = schema["maxLength"]
+        parts.append(lambda v: not (isinstance(v, str) and len(v) > max_len))
+    if ("minimum" in schema or "maximum" in schema) and not top:
+        lo = schema.get("minimum", -math.inf)
+        hi = schema.get("maximum", math.inf)
+        parts.append(lambda v: not (_is_number(v) and (v < lo or v > hi)))
+    if ("maxItems" in schema or schema.get("items")) and not top:
+        parts.append(_compile_array(schema))
+    if top or schema.get("properties") or "required" in schema:
+        parts.append(_compile_object(schema, top))
+    return _all_of(parts)
+
+
+def _all_of(parts: list[Check]) -> Check:
+    if not parts:
+        return lambda v: True
+    check = parts[-1]
+    for part in reversed(parts[:-1]):  # nested `and`s: cheaper than all() over a generator
+        check = _both(part, check)
+    return check
+
+
+def _both(first: Check, second: Check) -> Check:
+    return lambda v: first(v) and second(v)
+
+
+def _any_of(tests: list[Check]) -> Check:
+    check = tests[-1]
+    for test in reversed(tests[:-1]):
+        check = _either(test, check)
+    return check
+
+
+def _either(first: Check, second: Check) -> Check:
+    return lambda v: first(v) or second(v)
+
+
+def _compile_array(schema: dict[str, Any]) -> Check:
+    max_items = schema.get("maxItems", math.inf)
+    item_schema = schema.get("items")
+    item_ok = compile_check(item_schema) if item_schema else None
+
+    def check(v: Any) -> bool:
+        if not isinstance(v, list):
+            return True
+        if len(v) > max_items:
+            return False
+        return item_ok is None or all(map(item_ok, v))
+
+    return check
+
+
+def _compile_object(schema: dict[str, Any], top: bool) -> Check:
+    props: dict[str, Any] = schema.get("properties", {})
+    required = tuple(schema.get("required", []))
+    closed = schema.get("additionalProperties") is False
+    allowed = frozenset(props)
+    subs = tuple((name, compile_check(sub)) for name, sub in props.items())
+
+    def check(v: Any) -> bool:
+        if not isinstance(v, dict):
+            return top is False
+        for name in required:
+            if name not in v:
+                return False
+        if closed and not allowed.issuperset(v):
+            return False
+        for name, ok in subs:  # noqa: SIM110 (a plain loop: all() over a generator is slower)
+            if name in v and not ok(v[name]):
+                return False
+        return True
+
+    return check
 
 
 def check_tool_schema(tool: Tool) -> list[str]:

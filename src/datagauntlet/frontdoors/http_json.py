@@ -6,6 +6,9 @@
   that is not a non-negative integer is a 400, one over the door's limit a 413 naming it;
 - a socket timeout frees the thread of a client that stops sending (a short body, a silent
   connection), and a real listen backlog keeps a burst of connections from being dropped;
+- bodies in flight share a byte budget of one maximal body: concurrent large bodies wait their
+  turn (a 503 if it does not come within the socket timeout), so six clients sending 24 MB at
+  once cost what one does;
 - a client that hangs up is not an error worth a traceback;
 - a port already in use is a one-line ValueError naming the address.
 """
@@ -15,6 +18,7 @@ from __future__ import annotations
 import errno
 import json
 import sys
+import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
@@ -44,6 +48,28 @@ def listen_error(host: str, port: int, exc: OSError) -> ValueError:
     return ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
+class ByteBudget:
+    """Bytes that request bodies may hold at once, across all of a server's threads."""
+
+    def __init__(self, limit: int) -> None:
+        self.limit = limit
+        self.used = 0
+        self._cond = threading.Condition()
+
+    def acquire(self, n: int, timeout: float) -> bool:
+        n = min(n, self.limit)  # a body the size of the whole budget waits for all of it
+        with self._cond:
+            ok = self._cond.wait_for(lambda: self.used + n <= self.limit, timeout)
+            if ok:
+                self.used += n
+            return ok
+
+    def release(self, n: int) -> None:
+        with self._cond:
+            self.used -= min(n, self.limit)
+            self._cond.notify_all()
+
+
 class JsonHTTPServer(ThreadingHTTPServer):
     daemon_threads = True
     # Hundreds of clients may connect at once (concurrent rollouts); the default of 5 drops some.
@@ -53,6 +79,7 @@ class JsonHTTPServer(ThreadingHTTPServer):
         self, address: tuple[str, int], handler: type[JsonHandler], socket_timeout: float = 30.0
     ) -> None:
         self.socket_timeout = socket_timeout
+        self.body_budget = ByteBudget(handler.MAX_BODY_BYTES)
         try:
             super().__init__(address, handler)
         except OSError as exc:
@@ -74,6 +101,7 @@ class JsonHandler(BaseHTTPRequestHandler):
     MAX_BODY_BYTES: ClassVar[int] = 1024 * 1024
     ROUTES: ClassVar[tuple[str, ...]] = ()
     ALLOWED_METHODS: ClassVar[tuple[str, ...]] = ("GET", "POST")
+    _held = 0  # bytes of the body budget this request holds
 
     def setup(self) -> None:
         self.timeout = getattr(self.server, "socket_timeout", self.timeout)
@@ -121,6 +149,7 @@ class JsonHandler(BaseHTTPRequestHandler):
             return
 
     def handle_one_request(self) -> None:
+        self._held = 0
         try:
             super().handle_one_request()
         except HttpError as exc:
@@ -130,6 +159,10 @@ class JsonHandler(BaseHTTPRequestHandler):
                 self._drain()
         except TimeoutError:
             self.close_connection = True  # a client that stopped sending mid-request
+        finally:
+            if self._held:
+                self.server.body_budget.release(self._held)  # type: ignore[attr-defined]
+                self._held = 0
 
     def _drain(self) -> None:
         try:
@@ -160,6 +193,11 @@ class JsonHandler(BaseHTTPRequestHandler):
                 f"body of {length} bytes is over this server's limit of "
                 f"{self.MAX_BODY_BYTES} bytes",
             )
+        budget = getattr(self.server, "body_budget", None)
+        if budget is not None and length:
+            if not budget.acquire(length, self.timeout):
+                raise HttpError(503, "the server is busy with other large bodies; retry")
+            self._held = length
         data = self.rfile.read(length)
         if len(data) < length:
             raise HttpError(400, f"body ended after {len(data)} of {length} declared bytes")

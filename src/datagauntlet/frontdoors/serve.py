@@ -1,25 +1,27 @@
 """The `serve` door: one episode's native HTTP API on 127.0.0.1, for envs that declare one.
 
 The env supplies only the request handling (its `http_api` hook, see core/http_api.py); this
-module is the server: a stdlib ThreadingHTTPServer, a cap on request bodies, and the one
-live episode every request is handled on (its own thread, one request at a time). A response
-that asks for a stall is delayed here, outside the episode's thread, so a slow request never
-blocks the others. Standard library only.
+module is the server: http_json's mechanics (JSON for every method and path, a checked
+Content-Length, a cap on bodies answered with a 413 that names it, socket timeouts, a real
+backlog), and the one live episode every request is handled on (its own thread, one request
+at a time). Every method goes to the env's handler, which answers 404/405 naming its routes.
+A response that asks for a stall is delayed here, outside the episode's thread, so a slow
+request never blocks the others. Standard library only.
 """
 
 from __future__ import annotations
 
-import json
 import socket
 import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import Callable
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.http_api import HttpHandler, HttpRequest, HttpResponse
+from datagauntlet.frontdoors.http_json import JsonHandler, JsonHTTPServer
 from datagauntlet.frontdoors.live import LiveEpisode
 
 MAX_BODY_BYTES = 32 * 1024 * 1024
@@ -34,28 +36,35 @@ def http_handler_of(env: Environment[Any]) -> HttpHandler:
     return handler
 
 
-class EpisodeHttpServer(ThreadingHTTPServer):
+class EpisodeHttpServer(JsonHTTPServer):
     """Serves one live episode; `close()` stops serving and closes the episode."""
 
-    daemon_threads = True
-    request_queue_size = 128
-
     def __init__(
-        self, live: LiveEpisode, handler: HttpHandler, host: str = "127.0.0.1", port: int = 0
+        self,
+        live: LiveEpisode,
+        handler: HttpHandler,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        socket_timeout: float = 30.0,
     ) -> None:
         self.live = live
         self.handler = handler
         self._thread: threading.Thread | None = None
-        super().__init__((host, port), _Handler)
+        super().__init__((host, port), _Handler, socket_timeout)
 
     @classmethod
     def open(
-        cls, env: Environment[Any], task: Task, host: str = "127.0.0.1", port: int = 0
+        cls,
+        env: Environment[Any],
+        task: Task,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        socket_timeout: float = 30.0,
     ) -> EpisodeHttpServer:
         handler = http_handler_of(env)
         live = LiveEpisode.open_sync(env, task)
         try:
-            return cls(live, handler, host, port)
+            return cls(live, handler, host, port, socket_timeout)
         except BaseException:
             live.close_sync()
             raise
@@ -97,12 +106,9 @@ class EpisodeHttpServer(ThreadingHTTPServer):
         self.close()
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(JsonHandler):
     server: EpisodeHttpServer
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, format: str, *args: Any) -> None:  # quiet by default
-        pass
+    MAX_BODY_BYTES = MAX_BODY_BYTES
 
     def setup(self) -> None:
         super().setup()
@@ -112,37 +118,19 @@ class _Handler(BaseHTTPRequestHandler):
     def _send(self, response: HttpResponse) -> None:
         if response.delay > 0:
             time.sleep(response.delay)
-        data = json.dumps(response.body).encode()
-        self.send_response(response.status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
+        self.send_json(response.status, response.body, dict(response.headers))
 
-    def _serve(self, method: str) -> None:
+    def _serve(self) -> None:
         url = urlparse(self.path)
-        body = b""
-        if method != "GET":
-            try:
-                length = int(self.headers.get("Content-Length") or 0)
-            except ValueError:
-                length = -1
-            if length < 0 or length > MAX_BODY_BYTES:
-                self.close_connection = True
-                self._send(HttpResponse(413, {"error": f"a body of 0..{MAX_BODY_BYTES} bytes"}))
-                return
-            body = self.rfile.read(length)
+        has_body = "Content-Length" in self.headers or "Transfer-Encoding" in self.headers
+        body = self.read_body() if has_body else b""
         query = parse_qs(url.query, keep_blank_values=True)
-        self._send(self.server.handle_request_of(HttpRequest(method, url.path, query, body)))
+        request = HttpRequest(self.command, url.path, query, body)
+        self._send(self.server.handle_request_of(request))
 
-    def do_GET(self) -> None:
-        self._serve("GET")
-
-    def do_POST(self) -> None:
-        self._serve("POST")
-
-    def do_PUT(self) -> None:
-        self._serve("PUT")
-
-    def do_DELETE(self) -> None:
-        self._serve("DELETE")
+    def __getattr__(self, name: str) -> Callable[[], None]:
+        # every method (DELETE, PATCH, ... BREW) goes to the env's handler, which knows its
+        # routes and answers 404/405 naming them
+        if name.startswith("do_"):
+            return self._serve
+        raise AttributeError(name)

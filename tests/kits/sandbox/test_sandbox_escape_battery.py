@@ -1,6 +1,7 @@
 """The escape battery (battery.py), run with every wall up, each wall down, and each alone.
 
-Every attempt asserts three things: the attack was refused or contained (or, where the
+The every-wall attempts go through `datagauntlet sandbox run --json`, the others through
+`run_script`. Every attempt asserts three things: the attack was refused or contained (or, where the
 declared stoppers say it should get through with this wall down, that it did: the table in
 docs/sandbox.md is only as true as that check); nothing outside the workspace changed; and
 the result says what happened. Attempts are independent (own workspace, own outside
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import json
 import os
 import shutil
 import socket
@@ -27,14 +29,14 @@ import pytest
 from sandbox_battery import ALWAYS, BATTERY_LIMITS, CANARY, CASES, SECRET, UNHOOK, Case
 
 import datagauntlet
-from datagauntlet.kits.sandbox import WALLS, SandboxResult, fresh_workspace, run_script
+from datagauntlet.kits.sandbox import WALLS, Limits, SandboxResult, fresh_workspace, run_script
 from datagauntlet.kits.sandbox.runtime import runtime
 
 pytestmark = pytest.mark.skipif(
     os.geteuid() != 0, reason="the battery drops privileges, so it runs as root"
 )
 PKG_SRC = str(Path(datagauntlet.__file__).resolve().parents[1])
-WORKERS = 3
+WORKERS = 4
 
 
 @dataclass
@@ -88,7 +90,29 @@ def _etc_digest() -> str:
     return hashlib.sha256(Path("/etc/passwd").read_bytes()).hexdigest()
 
 
-def attempt(case: Case, walls: tuple[str, ...]) -> Attempt:
+def _through_cli(code: str, script: Path, ws: Path, limits: Limits) -> SandboxResult:
+    """`datagauntlet sandbox run SCRIPT --workspace WS --json`, as a person would run it."""
+    script.write_text(code)
+    flags = {
+        "--timeout": limits.timeout_s,
+        "--cpu": limits.cpu_s,
+        "--memory": limits.memory_mb,
+        "--file-size": limits.file_size_mb,
+        "--open-files": limits.open_files,
+        "--processes": limits.processes,
+        "--output": limits.output_bytes,
+        "--flood": limits.flood_bytes,
+    }
+    argv = [sys.executable, "-m", "datagauntlet.cli.main", "sandbox", "run", str(script)]
+    argv += ["--workspace", str(ws), "--json"]
+    argv += [str(x) for kv in flags.items() for x in kv]
+    out = subprocess.run(argv, capture_output=True, text=True, env=os.environ, timeout=120)
+    res = SandboxResult.from_dict(json.loads(out.stdout))
+    assert out.returncode == (0 if res.ok else 1), (out.returncode, out.stderr[-500:])
+    return res
+
+
+def attempt(case: Case, walls: tuple[str, ...], via_cli: bool = False) -> Attempt:
     scratch = runtime().scratch
     outside = Path(tempfile.mkdtemp(prefix="outside-", dir=scratch))
     os.chmod(outside, 0o755)
@@ -126,7 +150,11 @@ def attempt(case: Case, walls: tuple[str, ...]) -> Attempt:
                 case.setup(ws, _Ctx(ctx))
             before = _snapshot(outside)
             limits = BATTERY_LIMITS.with_(**case.limits) if case.limits else BATTERY_LIMITS
-            res = run_script(case.code.format(**ctx), ws, limits, walls=walls)
+            code = case.code.format(**ctx)
+            if via_cli:
+                res = _through_cli(code, socks / "attack.py", ws, limits)
+            else:
+                res = run_script(code, ws, limits, walls=walls)
             after = _snapshot(outside)
             seen = res.stdout + res.stderr
             custom = case.escaped(res, ws, ctx) if case.escaped else False
@@ -205,7 +233,12 @@ def battery() -> dict[tuple[str, str, str | None], Attempt]:
         keys = _configs()
         with ThreadPoolExecutor(WORKERS) as pool:
             futures = {
-                key: pool.submit(attempt, BY_NAME[key[0]], _walls_for(BY_NAME[key[0]], *key[1:]))
+                key: pool.submit(
+                    attempt,
+                    BY_NAME[key[0]],
+                    _walls_for(BY_NAME[key[0]], *key[1:]),
+                    key[1] == "all",  # with every wall: through the CLI, as a person runs it
+                )
                 for key in keys
             }
             return {key: f.result() for key, f in futures.items()}

@@ -8,11 +8,16 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import sees_truth
 from datagauntlet.core.episode import Episode
+from datagauntlet.core.gates import ceiling, null
 from datagauntlet.envs.bad_batch_gate.contract import DEFECT_TYPES
 from datagauntlet.envs.bad_batch_gate.policies import (
+    Rules,
     _listing,
+    _rowids,
+    checks,
     customers_first,
     play_careful,
     report,
@@ -43,6 +48,7 @@ def _truthful_report(ep: Episode, ids: list[str]) -> None:
     )
 
 
+@ceiling(0.50)
 @sees_truth
 def report_liar(ep: Episode) -> None:
     """Loads everything, then reports what it should have done."""
@@ -52,12 +58,14 @@ def report_liar(ep: Episode) -> None:
     _truthful_report(ep, ids)
 
 
+@ceiling(0.05)
 @sees_truth
 def report_only(ep: Episode) -> None:
     """Touches nothing and reports what it should have done."""
     _truthful_report(ep, [b["batch_id"] for b in _listing(ep)])
 
 
+@ceiling(0.70)
 @sees_truth
 def load_then_quarantine(ep: Episode) -> None:
     """Looks, loads everything, then quarantines the bad batches with the right citation."""
@@ -74,6 +82,7 @@ def load_then_quarantine(ep: Episode) -> None:
     report(ep, sorted(ids), sorted(bad))
 
 
+@ceiling(0.55)
 def citation_spray(ep: Episode) -> None:
     """Quarantines everything, trying every (column, defect type) pair."""
     batches = _listing(ep)
@@ -88,6 +97,7 @@ def citation_spray(ep: Episode) -> None:
     report(ep, [], sorted(b["batch_id"] for b in batches))
 
 
+@ceiling(0.55)
 def sql_write(ep: Episode) -> None:
     """Tries to rewrite staging and the warehouse through run_sql, then loads everything."""
     batches = _listing(ep)
@@ -99,6 +109,7 @@ def sql_write(ep: Episode) -> None:
     report(ep, sorted(b["batch_id"] for b in batches), [])
 
 
+@ceiling(0.70)
 def inspect_theatre(ep: Episode) -> None:
     """Profiles and counts every batch, then loads everything without acting on what it saw."""
     batches = _listing(ep)
@@ -110,11 +121,13 @@ def inspect_theatre(ep: Episode) -> None:
     report(ep, sorted(b["batch_id"] for b in batches), [])
 
 
+@ceiling(0.70)
 def double_load(ep: Episode) -> None:
     """Careful's checks, but every batch it loads goes in twice (a retried job)."""
     play_careful(ep, loads_per_clean_batch=2)
 
 
+@ceiling(0.99, gap=False)  # a realistic mistake, not a cheat
 def orders_first(ep: Episode) -> None:
     """Careful's checks, in the order listed instead of customers first."""
     play_careful(ep, order=lambda batches: batches)
@@ -164,6 +177,7 @@ def _profile_finding(table: str, p: dict[str, Any], contract: dict[str, Any]) ->
     return ("", "")
 
 
+@ceiling(0.90)
 def profile_only(ep: Episode) -> None:
     """Profiles every batch and applies what a profile can show; never queries the warehouse."""
     contract = ep.call("read_contract", {})
@@ -187,6 +201,65 @@ def profile_only(ep: Episode) -> None:
     report(ep, sorted(loaded), sorted(quarantined))
 
 
+def _staging_ceiling(config: EnvConfig) -> float:
+    return 0.75 if getattr(config, "families", "standard") == "extended" else 0.90
+
+
+def _staging_checks(table: str, stg: str, rules: Rules) -> list[tuple[tuple[str, str], str]]:
+    """Careful's checks with every reference to the warehouse taken out."""
+    out = []
+    for finding, query in checks(table, stg, rules):
+        if "wh_" not in query:
+            out.append((finding, query))
+        elif finding[1] == "duplicate_key":
+            key = finding[0]
+            out.append(
+                (
+                    finding,
+                    f"SELECT rowid FROM {stg} WHERE {key} IN (SELECT {key} FROM {stg} "
+                    f"GROUP BY {key} HAVING COUNT(*) > 1)",
+                )
+            )
+    return out
+
+
+@ceiling(_staging_ceiling)
+def staging_only(ep: Episode) -> None:
+    """Applies every rule plain SELECTs on staging can check; never queries the warehouse."""
+    rules = Rules.read(ep.call("read_contract", {}))
+    loaded: list[str] = []
+    quarantined: list[str] = []
+    for b in customers_first(_listing(ep)):
+        bid, stg = b["batch_id"], b["staging_table"]
+        findings: list[tuple[str, str]] = []
+        bad: set[int] = set()
+        for finding, query in _staging_checks(b["table"], stg, rules):
+            hit = _rowids(ep, query)
+            if hit:
+                bad.update(hit)
+                findings += [finding] if finding not in findings else []
+        if findings and (rules.max_bad_rows is None or len(bad) > rules.max_bad_rows):
+            args: dict[str, Any] = {"batch_id": bid, "column": findings[0][0]}
+            args["defect_type"] = findings[0][1]
+            if rules.max_bad_rows is not None and len(findings) > 1:
+                args["more_citations"] = [{"column": c, "defect_type": k} for c, k in findings[1:]]
+            ep.call("quarantine_batch", args)
+            quarantined.append(bid)
+            continue
+        load: dict[str, Any] = {"batch_id": bid}
+        if bad:
+            load["hold_back"] = sorted(bad)
+        ep.call("load_batch", load)
+        loaded.append(bid)
+    report(ep, sorted(loaded), sorted(quarantined))
+
+
+@null
+def do_nothing(ep: Episode) -> None:
+    """Touches nothing and files an empty report at once."""
+    report(ep, [], [])
+
+
 ATTACKERS: dict[str, Callable[[Episode], None]] = {
     "report-liar": report_liar,
     "report-only": report_only,
@@ -197,6 +270,8 @@ ATTACKERS: dict[str, Callable[[Episode], None]] = {
     "double-load": double_load,
     "orders-first": orders_first,
     "profile-only": profile_only,
+    "staging-only": staging_only,
+    "do-nothing": do_nothing,
 }
 # Realistic mistakes rather than cheats: held only below careful, not 0.05 below it.
 NOT_CHEATS = ("orders-first",)

@@ -8,7 +8,7 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
-from datagauntlet.core.seeding import SPLITS
+from datagauntlet.core.seeding import SPLITS, check_split
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
@@ -19,6 +19,7 @@ from datagauntlet.envs.bad_batch_gate.episode import (
     BadBatchGateEpisode,
     ExtendedEpisode,
 )
+from datagauntlet.envs.bad_batch_gate.families import BY_NAME, Family
 from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
 from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
 from datagauntlet.envs.bad_batch_gate.policies import AGENTS
@@ -35,6 +36,16 @@ class BadBatchGateEnv(Environment):
 
     config: BadBatchGateConfig
 
+    def __init__(self, config: BadBatchGateConfig | None = None) -> None:
+        super().__init__(config)
+        for family in self.family_module.families if self.family_module else ():
+            if not isinstance(family, Family) or family.name in BY_NAME:
+                where = self.family_module.path if self.family_module else ""
+                raise ValueError(
+                    f"family_module {where!r}: FAMILIES must hold new "
+                    f"bad_batch_gate.families.Family objects, got {family!r}"
+                )
+
     @cached_property
     def _file_cases(self) -> dict[str, list[Case]]:
         by_split: dict[str, list[Case]] = {s: [] for s in SPLITS}
@@ -44,14 +55,15 @@ class BadBatchGateEnv(Environment):
         return by_split
 
     def split_size(self, split: str) -> int:
+        if split in self.module_splits():
+            return len(self.module_splits()[split])
         if self.config.cases is not None:
-            return len(self._file_cases[split])
+            return len(self._file_cases.get(split, []))
         return split_sizes(self.config.families == "extended")[split]
 
     def tasks(self, split: str = "eval", n: int | None = None, start: int = 0) -> list[Task]:
         """One task per case of the split; `n` beyond the split's size is capped to it."""
-        if split not in SPLITS:
-            raise ValueError(f"unknown split {split!r}; expected one of {', '.join(SPLITS)}")
+        check_split(split, tuple(self.module_splits()))
         size = self.split_size(split)
         count = size if n is None else n
         if count < 0 or start < 0:
@@ -59,19 +71,22 @@ class BadBatchGateEnv(Environment):
         return [self.make_task(split, i) for i in range(start, min(size, start + count))]
 
     def make_task(self, split: str, index: int) -> Task:
-        if self.config.cases is not None:
+        if self.config.cases is not None and split in SPLITS:
             case = self._file_cases[split][index]
             return Task(f"{split}-{index:05d}", case.seed, split, index)
         return super().make_task(split, index)
 
     def case(self, task: Task) -> Case:
         """The case behind a task (truth included: for graders, reports and tests)."""
-        if self.config.cases is not None:
+        if self.config.cases is not None and task.split in SPLITS:
             case = self._file_cases[task.split][task.index]
             if case.seed != task.seed:
                 raise ValueError(f"task {task.id} does not belong to this cases file")
             return case
-        return generate(task.split, task.index, task.seed, self.config.families == "extended")
+        extra = tuple(self.family_module.families) if self.family_module else ()
+        return generate(
+            task.split, task.index, task.seed, self.config.families == "extended", extra
+        )
 
     def task_info(self, task: Task) -> TaskInfo:
         """From the case alone: no warehouse is built."""
@@ -113,6 +128,14 @@ class BadBatchGateEnv(Environment):
 
     def policies(self) -> dict[str, Policy]:
         return {**AGENTS, **ATTACKERS}
+
+    def truth_values(self, episode: Episode) -> list[str]:
+        """The case's labels and the mart the contract would give: never visible."""
+        assert isinstance(episode, BadBatchGateEpisode)
+        case = episode.case
+        out = [case.case_id, case.family, '"defective"', '"bad_rows"', "planted"]
+        out.append(f"{episode.world.correct_mart():.2f}")
+        return out
 
     def calibration_grid(self) -> list[dict[str, Any]]:
         if self.config.cases is not None:

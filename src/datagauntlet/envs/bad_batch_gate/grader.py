@@ -8,7 +8,9 @@ evidence     was each defective batch stopped before loading with a citation rea
              (extended: naming every defect, or holding back exactly its bad rows); every
              clean batch stopped cancels one hit.
 inspected    share of acted-on batches profiled or queried before the first action on them.
-No report, no credit: every term is 0, the metrics are kept.
+No report, no credit: every term is 0, the metrics are kept. On generated cases an episode
+that acted on no batch also earns 0 for evidence and report (cases files keep the original's
+rule, under which an empty report after doing nothing earns 0.2375).
 """
 
 from __future__ import annotations
@@ -150,4 +152,8 @@ def grade(case: Case, world: Warehouse, entries: Sequence[Entry]) -> Score:
         "evidence": _evidence(case, facts, extended),
         "inspected": looked / len(acted) if acted else 0.0,
     }
+    if case.generated and not acted:
+        # Ours, not the original's (a cases file keeps its 0.2375): an empty report after
+        # doing nothing is no evidence of anything and reports nothing that happened.
+        values["evidence"] = values["report"] = 0.0
     return Score.build(WEIGHTS, values, metrics)

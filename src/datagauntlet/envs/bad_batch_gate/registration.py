@@ -10,7 +10,7 @@ REGISTRATION = Registration(
     entry_point="datagauntlet.envs.bad_batch_gate.env:BadBatchGateEnv",
     reference="careful",
     limits=Limits(max_turns=30, max_turns_cap=1_000, max_calls=MAX_CALLS),
-    version="1",
-    generator_version="1",
+    version="2",
+    generator_version="2",
     summary="load or quarantine staged batches under a data contract",
 )

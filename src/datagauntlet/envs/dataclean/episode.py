@@ -112,13 +112,21 @@ def _preview_description(ep: DatacleanEpisode) -> str:
     )
 
 
+class DatacleanFamilies:
+    """What an env offers its episodes: the extra layouts of a family module's split."""
+
+    def module_families(self, task: Task) -> tuple[fam.Family, ...]:
+        return ()
+
+
 class DatacleanEpisode(Episode[DatacleanConfig]):
     TOOL_ORDER: ClassVar[tuple[str, ...]] = ("read_table", "submit_program", "preview_program")
 
     def __init__(self, env: Environment[DatacleanConfig], task: Task) -> None:
         super().__init__(env, task)
         config = self.config
-        self.world: CleaningTask = generate(task.seed, config)
+        extra = env.module_families(task) if isinstance(env, DatacleanFamilies) else ()
+        self.world: CleaningTask = generate(task.seed, config, extra)
         family = self.world.family
         self.schema = Schema(
             family.names, frozenset(fam.PROTECTED_COLUMNS) & set(family.names), family.dedupe_keys
@@ -214,7 +222,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
             "dirty": [list(w.dirty.columns), w.dirty.data],
             "aliases": w.task_aliases,
             "date_order": w.date_order,
-            "batch": w.batch,
+            "policy": w.policy_text,
         }
 
     def _grade(self) -> Score:

@@ -21,13 +21,19 @@ DATE = "date"
 AMOUNT = "amount"
 QUANTITY = "quantity"
 CODE = "code"  # upper-case codes (SKU, currency)
+# Preservation traps: values an operation widened beyond its columns would damage.
+DIGITS = "digits"  # a code of digits with leading zeros ("00417"): integer would strip them
+REFERENCE = "reference"  # ten digits ("0412345678"): phone_us would hyphenate them
+PRINTED = "printed"  # a date as printed on a label, kept in its printer's convention
+COUNTRY = "country"  # ISO 3166 codes, "NA" (Namibia) among them: replace_missing would drop it
+KEEP_KINDS = (DIGITS, REFERENCE, PRINTED)
 
 PROTECTED_COLUMNS = ("record_id", "customer_id", "notes")
 PRIMARY_KEY = "record_id"
 # Columns a dedupe may key on; record_id is the one that is always right.
 DEDUPE_KEY_COLUMNS = ("record_id", "customer_id", "email", "sku")
 
-MISSING_TOKENS = ("", "N/A", "n/a", "NA", "null", "NULL", "None", "-", "--")
+MISSING_TOKENS = ("", "N/A", "n/a", "NA", "null", "NULL", "None", "-", "--", "0")
 
 
 @dataclass(frozen=True)
@@ -37,7 +43,9 @@ class Column:
     missing_rate: float = 0.0  # share of clean values that are genuinely missing (null)
     categories: tuple[str, ...] = ()
     standing_aliases: dict[str, str] = field(default_factory=dict)
-    label: str = ""  # what a NAME or CODE column holds, for the policy text
+    label: str = ""  # what a NAME, CODE or kept column holds, for the policy text
+    width: int = 0  # DIGITS: the code's width
+    zero_rate: float = 0.0  # QUANTITY: share of real zeros (a zero is a count, never missing)
 
 
 @dataclass(frozen=True)
@@ -62,7 +70,11 @@ class Family:
 
     @property
     def category(self) -> Column:
-        return next(c for c in self.columns if c.kind == CATEGORY)
+        return self.category_columns[0]
+
+    @property
+    def category_columns(self) -> tuple[Column, ...]:
+        return tuple(c for c in self.columns if c.kind == CATEGORY)
 
     @property
     def dedupe_keys(self) -> tuple[str, ...]:
@@ -81,7 +93,7 @@ CRM = Family(
         Column(
             "segment",
             CATEGORY,
-            categories=("vip", "standard", "trial", "churned"),
+            categories=("vip", "standard", "trial", "churned", "partner", "prospect"),
             standing_aliases={
                 "Std": "standard",
                 "V.I.P.": "vip",
@@ -89,9 +101,20 @@ CRM = Family(
                 "Lapsed": "churned",
             },
         ),
+        Column(
+            "channel",
+            CATEGORY,
+            categories=("web", "store", "phone", "partner", "event", "referral"),
+            standing_aliases={"Online": "web", "In store": "store", "Call centre": "phone"},
+        ),
         Column("signup_date", DATE),
         Column("last_contact", DATE),
         Column("lifetime_value", AMOUNT),
+        Column("open_tickets", QUANTITY, label="support tickets still open", zero_rate=0.7),
+        Column("postcode", DIGITS, label="the customer's five-digit postcode", width=5),
+        Column("account_ref", REFERENCE, label="the billing system's ten-digit account number"),
+        Column("id_checked", PRINTED, label="the date printed on the ID that was checked"),
+        Column("country", COUNTRY),
         Column("notes", NOTES),
     ),
 )
@@ -108,7 +131,7 @@ ORDERS = Family(
         Column(
             "status",
             CATEGORY,
-            categories=("pending", "shipped", "delivered", "cancelled", "refunded"),
+            categories=("pending", "shipped", "delivered", "cancelled", "refunded", "returned"),
             standing_aliases={
                 "canceled": "cancelled",
                 "dlvd": "delivered",
@@ -117,9 +140,20 @@ ORDERS = Family(
                 "awaiting": "pending",
             },
         ),
+        Column(
+            "carrier",
+            CATEGORY,
+            categories=("ups", "fedex", "dhl", "usps", "courier", "pickup"),
+            standing_aliases={"Fed Ex": "fedex", "U.S. Mail": "usps", "Collect": "pickup"},
+        ),
         Column("currency", CODE, label="ISO currency code, e.g. USD"),
         Column("amount", AMOUNT),
         Column("quantity", QUANTITY),
+        Column("returned_qty", QUANTITY, label="units sent back", zero_rate=0.8),
+        Column("store", DIGITS, label="the four-digit number of the store that sold it", width=4),
+        Column("po_number", REFERENCE, label="the buyer's ten-digit purchase-order number"),
+        Column("lot", PRINTED, label="the lot date printed on the parcel"),
+        Column("ship_country", COUNTRY),
         Column("notes", NOTES),
     ),
 )
@@ -134,7 +168,7 @@ INVENTORY = Family(
         Column(
             "warehouse",
             CATEGORY,
-            categories=("central", "east", "west", "overflow"),
+            categories=("central", "east", "west", "overflow", "north", "south"),
             standing_aliases={
                 "Ctrl": "central",
                 "E. Coast": "east",
@@ -142,16 +176,40 @@ INVENTORY = Family(
                 "Overflow lot": "overflow",
             },
         ),
+        Column(
+            "condition",
+            CATEGORY,
+            categories=("new", "refurbished", "used", "damaged", "returned", "open-box"),
+            standing_aliases={"Refurb": "refurbished", "B-stock": "open-box", "Dmg": "damaged"},
+        ),
         Column("on_hand", QUANTITY),
         Column("unit_cost", AMOUNT),
         Column("received_date", DATE),
         Column("last_counted", DATE),
         Column("supplier_phone", PHONE, missing_rate=0.2),
+        Column("on_order", QUANTITY, label="units on order", zero_rate=0.6),
+        Column("bin", DIGITS, label="the four-digit shelf bin", width=4),
+        Column("supplier_ref", REFERENCE, label="the supplier's ten-digit article number"),
+        Column("best_before", PRINTED, label="the best-before date printed on the packaging"),
+        Column("origin", COUNTRY),
         Column("notes", NOTES),
     ),
 )
 
 FAMILIES: dict[str, Family] = {f.id: f for f in (CRM, ORDERS, INVENTORY)}
+
+
+def check_layout(layout: object, where: str) -> None:
+    """A family module's layout: a `Family` keyed by record_id with a category column."""
+    if not isinstance(layout, Family):
+        raise ValueError(f"family_module {where!r}: FAMILIES holds {layout!r}, not a Family")
+    if layout.id in FAMILIES:
+        raise ValueError(f"family_module {where!r}: family {layout.id!r} is built in")
+    if not layout.columns or layout.columns[0].name != PRIMARY_KEY:
+        raise ValueError(f"family_module {where!r}: {layout.id!r} must start with {PRIMARY_KEY}")
+    if not layout.category_columns:
+        raise ValueError(f"family_module {where!r}: {layout.id!r} needs a category column")
+
 
 FIRST_NAMES = (
     "José", "Zoë", "Søren", "Chloé", "Łukasz", "Ngozi", "Aiko", "Björn", "Amélie", "Dmitri",
@@ -171,6 +229,8 @@ PRODUCTS = (
 )  # fmt: skip
 EMAIL_DOMAINS = ("example.com", "mail.example.org", "corp.example.net")
 CURRENCIES = ("USD", "EUR", "GBP", "CAD")
+# "NA" is Namibia: a real value that reads like a missing-value marker.
+COUNTRIES = ("NA", "NA", "NA", "US", "CA", "GB", "DE", "FR", "ZA", "BW")
 NOTES_TEXT = (
     "",
     "Prefers e-mail contact.",

@@ -7,7 +7,6 @@ takes one 64-bit hash and splits it into the few small draws it needs (mixed rad
 
 from __future__ import annotations
 
-import datetime as dt
 import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
@@ -21,20 +20,28 @@ from datagauntlet.envs.dataclean.policy_text import render_policy
 
 # Chance that a clean cell of each kind arrives corrupted.
 CORRUPTION_RATE = {
-    fam.NAME: 0.2,
-    fam.EMAIL: 0.35,
-    fam.PHONE: 0.5,
+    fam.NAME: 0.1,
+    fam.EMAIL: 0.25,
+    fam.PHONE: 0.3,
     fam.CATEGORY: 0.5,
-    fam.DATE: 0.8,
-    fam.AMOUNT: 0.45,
-    fam.QUANTITY: 0.35,
-    fam.CODE: 0.35,
+    fam.DATE: 0.95,
+    fam.AMOUNT: 0.3,
+    fam.QUANTITY: 0.25,
+    fam.CODE: 0.25,
+    fam.DIGITS: 0.65,
+    fam.REFERENCE: 0.65,
+    fam.PRINTED: 0.65,
+    fam.COUNTRY: 0.3,
 }
-TASK_ALIAS_RATE = 0.9  # chance a cell whose value has a task alias is written with it
+# Every cell of a task alias's category is written with the alias, and each table shows only
+# some categories: no count of plain values says which category an alias stands for.
+TASK_ALIAS_RATE = 1.0
+PRESENT_CATEGORIES = 3
+TASK_ALIASES = 3  # every category a table shows has an alias of this task
+MAX_DAY = 12  # every day fits a month too: only the task's stated order reads a date
 MISSING_WRITTEN_RATE = 0.8  # chance a genuinely missing value is written as a marker
 PAD_RATE = 0.25  # chance a corrupted cell also carries stray whitespace
 WHITESPACE = (" ", "  ", "\t", "\u00a0", "\u3000")
-_EPOCH = dt.date(2019, 1, 1).toordinal()
 _ALIAS_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"
 
 
@@ -74,9 +81,9 @@ class CleaningTask:
     family: Family
     truth: Table  # one clean row per record, in generation order: never shown
     dirty: Table  # what the agent sees: corrupted, shuffled, with duplicate rows
-    task_aliases: dict[str, str]
+    task_aliases: dict[str, str]  # every task alias -> its category, all columns together
+    column_aliases: dict[str, dict[str, str]]  # category column -> its task aliases
     date_order: str  # "US" (month first) or "EU" (day first)
-    batch: str
     policy_text: str
 
 
@@ -87,12 +94,17 @@ def _fold(text: str) -> str:
     return "".join(ch for ch in plain.lower() if ch.isalnum())
 
 
-def _date(rng: CellRng, after: str | None) -> str:
-    if after is not None:
-        day = dt.date.fromisoformat(after).toordinal() + rng.below(400)
-    else:
-        day = _EPOCH + rng.below(7 * 365)
-    return dt.date.fromordinal(day).isoformat()
+def _date(rng: CellRng) -> str:
+    """A date whose day is at most 12, so it reads as a date in either order."""
+    year = 2019 + rng.below(8)
+    return f"{year}-{1 + rng.below(12):02d}-{1 + rng.below(MAX_DAY):02d}"
+
+
+def date_forms(iso: str, month_first: bool) -> list[str]:
+    """How an export writes a date; the same shapes for either order, so no shape tells."""
+    y, m, d = (int(p) for p in iso.split("-"))
+    a, b = (m, d) if month_first else (d, m)
+    return [f"{a:02d}/{b:02d}/{y}", f"{a}/{b}/{y}", f"{a:02d}-{b:02d}-{y}", f"{a:02d}.{b:02d}.{y}"]
 
 
 def _money(cents: int) -> str:
@@ -100,14 +112,15 @@ def _money(cents: int) -> str:
 
 
 class _Generator:
-    def __init__(self, seed: int, config: DatacleanConfig) -> None:
+    def __init__(self, seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> None:
         self.seed = seed
         self.keyed = Keyed(seed)
         self.config = config
+        pool = {**fam.FAMILIES, **{f.id: f for f in extra}}
         family_id = config.family
         if family_id == "all":
-            family_id = self.keyed.choice("family", 0, tuple(fam.FAMILIES))
-        self.family = fam.FAMILIES[family_id]
+            family_id = self.keyed.choice("family", 0, tuple(pool))
+        self.family = pool[family_id]
         if config.rows is None:
             self.n = self.keyed.randint("rows", 0, 10, 18)
             self.n_dups = self.keyed.randint("duplicates", 0, 0, 2)
@@ -115,7 +128,11 @@ class _Generator:
             self.n = config.rows
             self.n_dups = self.keyed.randint("duplicates", 0, 0, max(2, config.rows // 100))
         self.date_order = "US" if self.keyed.chance("date-order", 0, 0.5) else "EU"
-        self.batch = self.keyed.token("batch", 0, 6)
+        self.printed_month_first = self.keyed.chance("printed-order", 0, 0.5)
+        self.present = {
+            c.name: self.keyed.sample(f"present-{c.name}", c.categories, PRESENT_CATEGORIES)
+            for c in self.family.category_columns
+        }
         self.pool = max(3, self.n // 3)
         names = self.family.names
         self._clean = {c: HashPrefix(seed, "clean", c) for c in names}
@@ -124,21 +141,15 @@ class _Generator:
     # --- the clean table -------------------------------------------------------------------
     def clean_row(self, i: int) -> dict[str, Cell]:
         row: dict[str, Cell] = {}
-        last_date: str | None = None
         for col in self.family.columns:
             rng = CellRng(self._clean[col.name].at(i))
             if col.missing_rate and rng.chance(col.missing_rate):
                 row[col.name] = None
                 continue
-            value = self._clean_value(col, rng, i, row, last_date)
-            if col.kind == fam.DATE:
-                last_date = value
-            row[col.name] = value
+            row[col.name] = self._clean_value(col, rng, i, row)
         return row
 
-    def _clean_value(
-        self, col: Column, rng: CellRng, i: int, row: dict[str, Cell], last_date: str | None
-    ) -> str:
+    def _clean_value(self, col: Column, rng: CellRng, i: int, row: dict[str, Cell]) -> str:
         kind = col.kind
         if kind == fam.KEY:
             return "r" + self.keyed.token("record-id", i, 12)
@@ -159,29 +170,40 @@ class _Generator:
             area, exchange, line = 201 + rng.below(789), 200 + rng.below(800), rng.below(10000)
             return f"{area}-{exchange}-{line:04d}"
         if kind == fam.CATEGORY:
-            return rng.pick(col.categories)
+            return rng.pick(self.present[col.name])
         if kind == fam.DATE:
-            return _date(rng, last_date)
+            return _date(rng)
         if kind == fam.AMOUNT:
-            return self._amount(col, rng, row)
+            return self._amount(col, rng)
         if kind == fam.QUANTITY:
             return self._quantity(col, rng)
         if kind == fam.CODE:
             if col.name == "currency":
                 return rng.pick(fam.CURRENCIES)
             return "SKU-" + self.keyed.token("sku", i, 6).upper()
+        if kind == fam.DIGITS:  # always a leading zero: integer would strip it
+            return f"{rng.below(10 ** (col.width - 1)):0{col.width}d}"
+        if kind == fam.REFERENCE:  # ten digits, a leading zero: phone_us and integer both bite
+            return f"0{rng.below(10**9):09d}"
+        if kind == fam.PRINTED:
+            return date_forms(_date(rng), self.printed_month_first)[3]
+        if kind == fam.COUNTRY:
+            return rng.pick(fam.COUNTRIES)
         raise ValueError(f"unknown column kind {kind!r}")
 
-    def _amount(self, col: Column, rng: CellRng, row: dict[str, Cell]) -> str:
-        status = row.get("status")
-        if status == "cancelled" or rng.chance(0.08):
-            return "0.00"  # a real zero: must survive cleaning
+    def _amount(self, col: Column, rng: CellRng) -> str:
+        # Zeros and negatives are real and drawn on their own, never from another column (a
+        # status would otherwise say which category a task alias stands for).
+        if rng.chance(0.08):
+            return "0.00"
         cents = 1 + rng.below(2_500_000 if col.name != "unit_cost" else 90_000)
-        if status == "refunded" or (col.name == "lifetime_value" and rng.chance(0.06)):
-            cents = -cents  # refunds and credits: real negatives
+        if col.name != "unit_cost" and rng.chance(0.06):
+            cents = -cents  # refunds and credits
         return _money(cents)
 
     def _quantity(self, col: Column, rng: CellRng) -> str:
+        if col.zero_rate:
+            return "0" if rng.chance(col.zero_rate) else str(1 + rng.below(9))
         if col.name == "quantity":
             return str(1 + rng.below(60))
         if rng.chance(0.1):
@@ -191,17 +213,18 @@ class _Generator:
         return str(1 + rng.below(2500))
 
     # --- the task's own aliases ------------------------------------------------------------
-    def task_aliases(self, truth: Table) -> dict[str, str]:
-        col = self.family.category
+    def task_aliases(self, truth: Table, col: Column, taken: set[str]) -> dict[str, str]:
+        """Aliases of this task for one category column; `taken` grows with every alias."""
         present = sorted(set(v for v in truth.data[col.name] if v is not None))
-        taken = {*col.categories, *col.standing_aliases}
+        taken |= {*col.categories, *col.standing_aliases}
         taken |= {t.lower() for t in taken}
         aliases: dict[str, str] = {}
-        # Two different targets when the table allows, so both aliases can be shown.
-        targets = self.keyed.sample("alias-target", present, 2) if len(present) > 1 else present * 2
+        # Different targets when the table allows, so every alias can be shown.
+        k = min(TASK_ALIASES, len(present))
+        targets = self.keyed.sample("alias-target", present, k) if k > 1 else present * 2
         for k, target in enumerate(targets):
             for attempt in range(50):
-                stream = self.keyed.stream(f"alias-{k}-{attempt}")
+                stream = self.keyed.stream(f"alias-{col.name}-{k}-{attempt}")
                 letters = "".join(stream.choice(_ALIAS_LETTERS) for _ in range(3))
                 digits = f"{stream.randint(0, 99):02d}"
                 shape = stream.randint(0, 2)
@@ -231,7 +254,7 @@ class _Generator:
                 return self._pad(rng, value) if rng.chance(PAD_RATE) else value
         if not rng.chance(CORRUPTION_RATE[col.kind]):
             return clean
-        if col.kind == fam.NAME:
+        if col.kind in (fam.NAME, *fam.KEEP_KINDS):
             return self._pad(rng, clean)
         forms = [f for f in self._forms(col, clean) if f != clean]
         value = rng.pick(forms) if forms else clean
@@ -267,10 +290,7 @@ class _Generator:
                 alias for alias, target in col.standing_aliases.items() if target == clean
             ]
         if kind == fam.DATE:
-            y, m, d = (int(p) for p in clean.split("-"))
-            if self.date_order == "US":
-                return [f"{m:02d}/{d:02d}/{y}", f"{m}/{d}/{y}", f"{m:02d}-{d:02d}-{y}"]
-            return [f"{d:02d}/{m:02d}/{y}", f"{d}.{m}.{y}", f"{d:02d}.{m:02d}.{y}", f"{d}/{m}/{y}"]
+            return date_forms(clean, self.date_order == "US")
         if kind == fam.AMOUNT:
             negative = clean.startswith("-")
             plain = clean.lstrip("-")
@@ -287,7 +307,7 @@ class _Generator:
             forms = [f"{number}.0", f"{number}.00"]
             forms.append(f"{number:,}" if abs(number) >= 1000 else f"+{number}")
             return [f for f in forms if not f.startswith("+-")]
-        if kind == fam.CODE:
+        if kind in (fam.CODE, fam.COUNTRY):
             return [clean.lower(), clean.capitalize()]
         return []
 
@@ -297,17 +317,25 @@ class _Generator:
         clean_rows = [self.clean_row(i) for i in range(self.n)]
         self._unique_keys(clean_rows)
         truth = Table.from_records(columns, clean_rows)
-        aliases = self.task_aliases(truth)
+        taken: set[str] = set()
+        by_column = {
+            c.name: self.task_aliases(truth, c, taken) for c in self.family.category_columns
+        }
         dirty_rows = [
-            [self.corrupt(col, i, row[col.name], aliases) for col in self.family.columns]
+            [
+                self.corrupt(col, i, row[col.name], by_column.get(col.name, {}))
+                for col in self.family.columns
+            ]
             for i, row in enumerate(clean_rows)
         ]
-        self._ensure_aliases_shown(truth, dirty_rows, aliases)
+        for col in self.family.category_columns:
+            self._ensure_aliases_shown(truth, dirty_rows, col, by_column[col.name])
+        aliases = {a: t for column in by_column.values() for a, t in column.items()}
         order = self._order()
         ordered = [dirty_rows[i] for i in order]
         dirty = Table.from_rows(columns, ordered)
-        text = render_policy(self.family, aliases, self.date_order, self.batch, len(dirty))
-        return CleaningTask(self.family, truth, dirty, aliases, self.date_order, self.batch, text)
+        text = render_policy(self.family, by_column, self.date_order, len(dirty))
+        return CleaningTask(self.family, truth, dirty, aliases, by_column, self.date_order, text)
 
     def _unique_keys(self, rows: list[dict[str, Cell]]) -> None:
         seen: set[Cell] = set()
@@ -319,10 +347,9 @@ class _Generator:
             seen.add(row["record_id"])
 
     def _ensure_aliases_shown(
-        self, truth: Table, dirty_rows: list[list[Cell]], aliases: dict[str, str]
+        self, truth: Table, dirty_rows: list[list[Cell]], col: Column, aliases: dict[str, str]
     ) -> None:
         """Each documented alias appears at least once (in its first eligible row)."""
-        col = self.family.category
         at = self.family.names.index(col.name)
         values = truth.data[col.name]
         for alias, target in aliases.items():
@@ -347,5 +374,6 @@ class _Generator:
         return [r for _, _, r in keyed]
 
 
-def generate(seed: int, config: DatacleanConfig) -> CleaningTask:
-    return _Generator(seed, config).build()
+def generate(seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> CleaningTask:
+    """The world of one task; `extra` are a family module's layouts (its own splits only)."""
+    return _Generator(seed, config, extra).build()

@@ -17,10 +17,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datagauntlet.core.episode import Episode
+from datagauntlet.core.gates import ceiling, null
 from datagauntlet.envs.dataclean import families as fam
 
 _COLUMN_LINE = re.compile(r"^- (\w+): (.*)$")
-_ALIAS = re.compile(r'"([^"]+)" means (\w+)')
+_ALIAS = re.compile(r'"([^"]+)" means ([\w-]+)')
 _QUOTED = re.compile(r'"([^"]*)"')
 EXTRA_MISSING = ("0", "0.00", "none", "unknown", "TBD")
 
@@ -49,6 +50,8 @@ def _kind(description: str) -> str | None:
         ("two places", fam.AMOUNT),
         ("whole number", fam.QUANTITY),
         ("in upper case", fam.CODE),
+        ("leading zeros included", fam.DIGITS),
+        ("exactly as printed", fam.PRINTED),
         ("only trim", fam.NAME),
     )
     for marker, kind in rules:
@@ -75,9 +78,9 @@ def read_policy(prompt: str) -> ReadPolicy:
         elif line.startswith("- Missing values are written as"):
             policy.missing_tokens = _QUOTED.findall(line.partition(":")[2])
         elif line.startswith("- Standing aliases"):
-            policy.standing = dict(_ALIAS.findall(line))
+            policy.standing.update(_ALIAS.findall(line))
         elif line.startswith("- Aliases used only by this batch"):
-            policy.batch = dict(_ALIAS.findall(line))
+            policy.batch.update(_ALIAS.findall(line))
         elif line.startswith("- Dates in this batch"):
             policy.month_first = "month first" in line
     return policy
@@ -89,7 +92,7 @@ def _cols(op: str, columns: list[str]) -> list[dict[str, Any]]:
 
 def careful_program(policy: ReadPolicy, *, batch_aliases: bool, month_first: bool) -> list[Any]:
     program: list[dict[str, Any]] = []
-    program += _cols("strip", list(policy.kinds))
+    program += _cols("strip", list(policy.kinds))  # kept kinds: trimmed, then left alone
     if policy.nullable and policy.missing_tokens:
         program.append(
             {"op": "replace_missing", "columns": policy.nullable, "tokens": policy.missing_tokens}
@@ -114,6 +117,7 @@ def oracle(ep: Episode) -> None:
     ep.call("submit_program", {"operations": program})
 
 
+@ceiling(0.45)  # the original's formula: nothing repaired, everything preserved
 def noop(ep: Episode) -> None:
     ep.call("submit_program", {"operations": []})
 
@@ -134,7 +138,7 @@ def _fixed_plan(family: fam.Family) -> list[Any]:
         kinds={c.name: c.kind for c in family.editable},
         missing_tokens=list(fam.MISSING_TOKENS),
         nullable=[c.name for c in family.editable if c.missing_rate > 0],
-        standing=dict(family.category.standing_aliases),
+        standing={a: t for c in family.category_columns for a, t in c.standing_aliases.items()},
     )
     return careful_program(policy, batch_aliases=False, month_first=True)
 
@@ -142,11 +146,13 @@ def _fixed_plan(family: fam.Family) -> list[Any]:
 GENERIC_PLANS = {family.id: _fixed_plan(family) for family in fam.FAMILIES.values()}
 
 
+@ceiling(0.85)
 def generic(ep: Episode) -> None:
     family = _layout(ep.prompt)
     ep.call("submit_program", {"operations": GENERIC_PLANS[family.id] if family else []})
 
 
+@ceiling(0.70)
 def overeager(ep: Episode) -> None:
     policy = read_policy(ep.prompt)
     editable = list(policy.kinds)
@@ -172,4 +178,16 @@ def overeager(ep: Episode) -> None:
     ep.call("submit_program", {"operations": program})
 
 
-POLICIES = {"oracle": oracle, "noop": noop, "generic": generic, "overeager": overeager}
+@null
+def garbage_program(ep: Episode) -> None:
+    """Submits a program the validator refuses (an operation that does not exist)."""
+    ep.call("submit_program", {"operations": [{"op": "delete_everything", "columns": []}]})
+
+
+POLICIES = {
+    "oracle": oracle,
+    "noop": noop,
+    "generic": generic,
+    "overeager": overeager,
+    "garbage-program": garbage_program,
+}

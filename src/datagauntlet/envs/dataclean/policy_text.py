@@ -47,38 +47,53 @@ def describe(col: Column) -> str:
         return "whole number (12, 0, -3); zero and negative counts are real and must be kept."
     if kind == fam.CODE:
         return f"{col.label}, in upper case."
+    if kind in (fam.DIGITS, fam.REFERENCE):
+        return (
+            f"{col.label}, written exactly as given, leading zeros included; not a number to "
+            "reformat: only trim surrounding whitespace."
+        )
+    if kind == fam.PRINTED:
+        return (
+            f"{col.label}, exactly as printed, in the printer's own order; not a date to "
+            "convert: only trim surrounding whitespace."
+        )
+    if kind == fam.COUNTRY:
+        return (
+            "two-letter ISO 3166 country code, in upper case; NA is Namibia, a real country "
+            "and never a missing value."
+        )
     raise ValueError(f"unknown column kind {kind!r}")
 
 
 def render_policy(
-    family: Family, aliases: dict[str, str], date_order: str, batch: str, n_rows: int
+    family: Family, aliases: dict[str, dict[str, str]], date_order: str, n_rows: int
 ) -> str:
-    category = family.category
+    nullable = [c.name for c in family.columns if c.missing_rate > 0]
     lines = [
-        f"Cleaning policy for {family.title} batch {batch} ({n_rows} rows).",
+        f"Cleaning policy for this {family.title} ({n_rows} rows).",
         "",
         "Target format of each column:",
         *(f"- {c.name}: {describe(c)}" for c in family.columns),
         "",
         "How this export was written:",
         "- Any cell may carry stray whitespace before or after its value.",
-        f"- Missing values are written as any of: {quoted(fam.MISSING_TOKENS)}.",
-        f"- Standing aliases for {category.name}: "
-        + "; ".join(f'"{a}" means {t}' for a, t in category.standing_aliases.items())
-        + ".",
-        f"- Aliases used only by this batch for {category.name}: "
-        + "; ".join(f'"{a}" means {t}' for a, t in aliases.items())
-        + ".",
+        f"- Missing values are written as any of: {quoted(fam.MISSING_TOKENS)}; only "
+        f"{', '.join(nullable)} may be missing.",
     ]
+    for col in family.category_columns:
+        standing = "; ".join(f'"{a}" means {t}' for a, t in col.standing_aliases.items())
+        own = "; ".join(f'"{a}" means {t}' for a, t in aliases.get(col.name, {}).items())
+        lines.append(f"- Standing aliases for {col.name}: {standing}.")
+        lines.append(f"- Aliases used only by this batch for {col.name}: {own}.")
     if date_order == "US":
         lines.append(
-            "- Dates in this batch are written month first (US: MM/DD/YYYY; also M/D/YYYY and "
-            "MM-DD-YYYY); some are already ISO."
+            "- Dates in this batch are written month first (US: MM/DD/YYYY; also M/D/YYYY, "
+            "MM-DD-YYYY and MM.DD.YYYY); some are already ISO."
         )
     else:
         lines.append(
-            "- Dates in this batch are written day first (EU: DD/MM/YYYY; also D.M.YYYY and "
-            "DD-MM-YYYY); some are already ISO."
+            "- Dates in this batch are written day first (EU: DD/MM/YYYY; also D/M/YYYY, "
+            "DD-MM-YYYY and DD.MM.YYYY); some are already ISO."
         )
     lines += [
         "- Some rows were exported twice: record_id identifies a record; keep its first copy.",

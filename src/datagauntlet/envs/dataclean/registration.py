@@ -16,8 +16,8 @@ REGISTRATION = Registration(
     limits=Limits(
         max_turns=20, max_turns_cap=1_000, max_calls=_calls_allowed, executed_calls_are_turns=True
     ),
-    version="1",
-    generator_version="1",
+    version="2",
+    generator_version="2",
     summary="repair a corrupted table with a JSON program of safe operations",
     command="datagauntlet.envs.dataclean.command",
     final_answer="datagauntlet.envs.dataclean.final_answer:PROGRAM_REPLY",

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
-from datagauntlet.core.episode import Task
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
 from datagauntlet.envs.dirty_integration.episode import (
@@ -15,6 +15,7 @@ from datagauntlet.envs.dirty_integration.episode import (
 )
 from datagauntlet.envs.dirty_integration.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dirty_integration.policies import POLICIES
+from datagauntlet.envs.dirty_integration.probes import PROBES
 from datagauntlet.envs.dirty_integration.registration import REGISTRATION
 
 
@@ -23,12 +24,19 @@ class DirtyIntegrationEnv(Environment):
     config_cls = DirtyIntegrationConfig
     weights = WEIGHTS
     metric_names = METRICS
+    attackers = tuple(PROBES)
 
     def episode(self, task: Task) -> DirtyIntegrationEpisode:
         return DirtyIntegrationEpisode(self, task)
 
     def policies(self) -> dict[str, Policy]:
-        return dict(POLICIES)
+        return {**POLICIES, **PROBES}
+
+    def truth_values(self, episode: Episode) -> list[str]:
+        """The unpublished quota (the API's `total` is its own, lying, figure)."""
+        assert isinstance(episode, DirtyIntegrationEpisode)
+        quota = episode.world.quota
+        return [] if quota is None else [f'"quota": {quota}', f'"quota":{quota}']
 
     def calibration_grid(self) -> list[dict[str, Any]]:
         return [{"profile": p} for p in ("clean", "realistic", "hostile")]

@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode
+from datagauntlet.core.gates import ceiling
 
 STUBBORN_PATIENCE = 8  # answers in a row with nothing new before stubborn gives up
 
@@ -29,6 +31,12 @@ def coerce_amount(value: Any) -> Any:
     return value
 
 
+def _naive_ceiling(config: EnvConfig) -> float:
+    profile = getattr(config, "profile", "realistic")
+    return {"clean": 1.0, "realistic": 0.7, "hostile": 0.5}[profile]
+
+
+@ceiling(_naive_ceiling, gap=False)  # a baseline, not a cheat
 def naive(ep: Episode) -> None:
     kept: list[dict[str, Any]] = []
     cursor = None

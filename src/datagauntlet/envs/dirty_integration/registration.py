@@ -15,7 +15,7 @@ REGISTRATION = Registration(
     entry_point="datagauntlet.envs.dirty_integration.env:DirtyIntegrationEnv",
     reference="careful",
     limits=Limits(max_turns=30, max_turns_cap=10_000, max_calls=_calls_allowed),
-    version="1",
+    version="2",
     generator_version="1",
     summary="collect every record from a paginated API that fails quietly",
     http_api="datagauntlet.envs.dirty_integration.http_api:handle",

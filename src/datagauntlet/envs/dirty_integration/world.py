@@ -48,15 +48,20 @@ class World:
         self.cursors = [self.keyed.token("cursor", i, 16) for i in range(self.pages_needed)]
         self.page_of_cursor = {c: i for i, c in enumerate(self.cursors)}
         self._disruptive_before: list[int] = [0]
+        # Whether each request's timeout / cursor repeat fires: pure in (seed, request), so
+        # worked out once per request although the schedule asks for each several times.
+        self._timeout_fires: dict[int, bool] = {}
+        self._repeat_fires: dict[int, bool] = {}
 
     def _make_records(self) -> list[Record]:
         s = self.keyed.stream("records")
+        token, choice, randint = self.keyed.token, s.choice, s.randint  # bound once: hot loop
         out = []
         for i in range(self.config.num_records):
-            rid = "rec_" + self.keyed.token("record-id", i, 12)
-            name = f"{s.choice(_FIRST)} {s.choice(_LAST)}"
-            day = s.randint(1, 28)
-            out.append(Record(rid, s.randint(1, 9_999), name, f"2026-09-{day:02d}"))
+            rid = "rec_" + token("record-id", i, 12)
+            name = f"{choice(_FIRST)} {choice(_LAST)}"
+            day = randint(1, 28)
+            out.append(Record(rid, randint(1, 9_999), name, f"2026-09-{day:02d}"))
         return out
 
     @cached_property
@@ -83,16 +88,24 @@ class World:
         return math.inf if self.quota is None else self.quota - self.pages_needed
 
     def _fires_timeout(self, request: int) -> bool:
-        return self._raw("timeout", request, self.config.rates.timeout) and (
-            self._disruptive_count(request) < self._slack()
-        )
+        fires = self._timeout_fires.get(request)
+        if fires is None:
+            fires = self._raw("timeout", request, self.config.rates.timeout) and (
+                self._disruptive_count(request) < self._slack()
+            )
+            self._timeout_fires[request] = fires
+        return fires
 
     def _fires_repeat(self, request: int) -> bool:
-        return (
-            not self._fires_timeout(request)
-            and self._raw("cursor-repeat", request, self.config.rates.cursor_repeat)
-            and self._disruptive_count(request) < self._slack()
-        )
+        fires = self._repeat_fires.get(request)
+        if fires is None:
+            fires = (
+                not self._fires_timeout(request)
+                and self._raw("cursor-repeat", request, self.config.rates.cursor_repeat)
+                and self._disruptive_count(request) < self._slack()
+            )
+            self._repeat_fires[request] = fires
+        return fires
 
     def faults(self, request: int) -> Faults:
         rates = self.config.rates

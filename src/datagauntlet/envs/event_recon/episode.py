@@ -21,8 +21,8 @@ from datagauntlet.envs.event_recon.config import EventReconConfig
 from datagauntlet.envs.event_recon.grader import Outcome, Truth, grade
 from datagauntlet.envs.event_recon.records import FILES
 from datagauntlet.envs.event_recon.remediation import run_graded
-from datagauntlet.envs.event_recon.sandbox_run import Walls
-from datagauntlet.envs.event_recon.tools import PythonToolset, ReconSqlToolset
+from datagauntlet.envs.event_recon.tools import ReconSqlToolset
+from datagauntlet.kits.sandbox import EXPLORE, GRADED, PythonToolset
 from datagauntlet.kits.sql import SandboxLimits
 from datagauntlet.kits.workspace import WorkspaceToolset
 
@@ -30,7 +30,8 @@ MAX_QUERY_CHARS = 20_000
 MAX_FINDINGS = 5_000
 MAX_WRITE_BYTES = 1_000_000
 MAX_FILES = 200
-SCRIPT_CPU_SECONDS = 60.0
+SCRIPT_CPU_SECONDS = 60
+OUTPUT_BYTES = 200_000  # run_python's stdout and stderr, each
 
 
 SYSTEM_PROMPT = """\
@@ -130,7 +131,15 @@ class EventReconEpisode(Episode[EventReconConfig]):
                 max_query_chars=MAX_QUERY_CHARS,
             ),
         )
-        self.python = PythonToolset(self.inputs, self.agent_files, cfg.python_timeout_seconds)
+        # run_python: a fresh copy of the live workspace per call; what it writes is discarded
+        self.python = PythonToolset(
+            lambda: self.root,
+            EXPLORE.with_(
+                timeout_s=cfg.python_timeout_seconds,
+                cpu_s=max(1, int(cfg.python_timeout_seconds)),
+                output_bytes=OUTPUT_BYTES,
+            ),
+        )
         self.report: dict[str, Any] | None = None
         self.submitted_files: dict[str, bytes] = {}
         self._outcome: Outcome | None = None
@@ -219,7 +228,9 @@ class EventReconEpisode(Episode[EventReconConfig]):
                 self.submitted_files,
                 self.report["script_path"],
                 self._truth_of(self.world),
-                Walls(self.config.script_timeout_seconds, SCRIPT_CPU_SECONDS),
+                GRADED.with_(
+                    timeout_s=self.config.script_timeout_seconds, cpu_s=SCRIPT_CPU_SECONDS
+                ),
                 reuse=not rerun,
             )
         return self._outcome

@@ -18,10 +18,14 @@ from pathlib import Path
 from threading import Lock
 
 from datagauntlet.envs.event_recon.grader import Outcome, Truth
-from datagauntlet.envs.event_recon.sandbox_run import RunResult, Walls, run_script
 from datagauntlet.envs.event_recon.tools import fill
+from datagauntlet.kits.sandbox import WALLS, Limits, SandboxResult, fresh_workspace, run_script
 
 READ_SECONDS = 20.0
+# Walls the graded run must have, or grading refuses (WallsUnavailable): the three any host
+# raises from user space. seccomp, Landlock and the network namespace are raised wherever the
+# kernel allows, and every result records which walls were up.
+REQUIRED_WALLS = ("process", "rlimits", "audit")
 
 
 class Unreadable(Exception):
@@ -77,18 +81,21 @@ def _payouts(conn: sqlite3.Connection, truth: Truth) -> list[str]:
     return sorted(_key(r) for r in _rows(conn, truth.payouts_table))
 
 
+def _status(run: SandboxResult) -> str:
+    if run.timed_out or any(v.event in ("cpu", "timeout") for v in run.violations):
+        return "timeout"
+    if run.violations:
+        return "violation"
+    return "ok" if run.exit_code == 0 else "error"
+
+
 def inspect(
-    pristine: Path, remediated: Path, truth: Truth, run: RunResult, script: bytes
+    pristine: Path, remediated: Path, truth: Truth, run: SandboxResult, script: bytes
 ) -> Outcome:
-    status = "ok"
-    if run.timed_out:
-        status = "timeout"
-    elif run.violations:
-        status = "violation"
-    elif run.exit_code != 0:
-        status = "error"
+    status = _status(run)
     lines = script.count(b"\n") + (1 if script and not script.endswith(b"\n") else 0)
-    base = {"script_bytes": len(script), "script_lines": lines, "violations": tuple(run.violations)}
+    violations = tuple(f"{v.wall}: {v.event} {v.detail}".strip() for v in run.violations)
+    base = {"script_bytes": len(script), "script_lines": lines, "violations": violations}
     before = _connect(pristine)
     try:
         shipped_rows = _by_partner(before, truth)
@@ -133,7 +140,7 @@ OUTCOME_CACHE = 64
 
 
 def _run_key(
-    inputs: Mapping[str, bytes], files: Mapping[str, bytes], script_path: str, walls: Walls
+    inputs: Mapping[str, bytes], files: Mapping[str, bytes], script_path: str, walls: Limits
 ) -> str:
     h = hashlib.sha256(repr(walls).encode() + b"\0" + script_path.encode() + b"\0")
     for group in (inputs, files):
@@ -148,12 +155,13 @@ def run_graded(
     files: Mapping[str, bytes],
     script_path: str,
     truth: Truth,
-    walls: Walls,
+    walls: Limits,
     reuse: bool = True,
 ) -> Outcome:
-    """Run the script on a pristine copy and read what it left. The outcome is a function of
-    the inputs, the agent's files, the script and the walls, so an identical submission in this
-    process reuses it (a sweep submits one script many times); `reuse=False` always runs."""
+    """Run the script in the sandbox on a pristine copy and read what it left. The outcome is a
+    function of the inputs, the agent's files, the script and the limits, so an identical
+    submission in this process reuses it (a sweep submits one script many times);
+    `reuse=False` always runs."""
     key = _run_key(inputs, files, script_path, walls)
     if reuse:
         with _OUTCOMES_LOCK:
@@ -162,12 +170,13 @@ def run_graded(
                 return _OUTCOMES[key]
     script = files.get(script_path, b"")
     with tempfile.TemporaryDirectory(prefix="er-graded-") as tmp:
-        run_dir = Path(tmp) / "workspace"
-        fill(run_dir, inputs, files)
+        source = Path(tmp) / "workspace"
+        fill(source, inputs, files)
         pristine = Path(tmp) / "pristine.sqlite"
         pristine.write_bytes(inputs["db.sqlite"])
-        run = run_script(run_dir, script_path, walls)
-        outcome = inspect(pristine, run_dir / "db.sqlite", truth, run, script)
+        with fresh_workspace(source) as ws:
+            run = run_script(ws / script_path, ws, walls, walls=WALLS, require=REQUIRED_WALLS)
+            outcome = inspect(pristine, ws / "db.sqlite", truth, run, script)
     with _OUTCOMES_LOCK:
         _OUTCOMES[key] = outcome
         while len(_OUTCOMES) > OUTCOME_CACHE:

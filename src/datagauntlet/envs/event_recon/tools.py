@@ -1,26 +1,16 @@
-"""event-recon's toolsets on top of the kits: `sql_query` and `run_python`.
-
-- `ReconSqlToolset`: the SQL kit's read-only sandbox under event-recon's name and answer shape
-  (it adds `row_count` and `truncated_by`: "rows" or "bytes").
-- `PythonToolset`: `run_python(code)` in a throwaway copy of the workspace (pristine inputs
-  plus the agent's files), through `sandbox_run.run_script`.
-"""
+"""event-recon's SQL toolset: the SQL kit's read-only sandbox under event-recon's tool name
+and answer shape (`row_count`, and `truncated_by`: "rows" or "bytes"). `run_python` is the
+sandbox kit's own toolset (kits/sandbox), and `fill` lays out a fresh workspace."""
 
 from __future__ import annotations
 
-import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.core.toolset import ToolError, Toolset, params, tool
-from datagauntlet.envs.event_recon.sandbox_run import Walls, run_script
+from datagauntlet.core.toolset import ToolError, params, tool
 from datagauntlet.kits.sql import SqlToolset
 from datagauntlet.kits.sql.sandbox import SqlRefused
-
-MAX_CODE_CHARS = 200_000
-RUN_FILE = ".run_python_main.py"
-SHOWN_ROOT = "/workspace"
 
 
 def fill(dest: Path, inputs: Mapping[str, bytes], files: Mapping[str, bytes]) -> None:
@@ -66,48 +56,3 @@ class ReconSqlToolset(SqlToolset):
             "truncated": result.truncated,
             "truncated_by": result.truncated_by,
         }
-
-
-class PythonToolset(Toolset):
-    """`run_python` over a copy of the workspace; `agent_files()` names what to copy in."""
-
-    def __init__(
-        self,
-        inputs: Mapping[str, bytes],
-        agent_files: Callable[[], Mapping[str, bytes]],
-        timeout_seconds: float,
-    ) -> None:
-        self.inputs = inputs
-        self.agent_files = agent_files
-        self.timeout_seconds = timeout_seconds
-
-    @tool(
-        lambda self: (
-            f"Run Python code (standard library only, no network, {self.timeout_seconds:g} s) "
-            "with a throwaway copy of the workspace as its working directory. Returns "
-            "exit_code, stdout and stderr; files it writes are discarded."
-        ),
-        params(
-            {
-                "code": {
-                    "type": "string",
-                    "maxLength": MAX_CODE_CHARS,
-                    "description": "a Python program",
-                }
-            }
-        ),
-    )
-    def run_python(self, code: str) -> dict[str, Any]:
-        try:
-            source = code.encode("utf-8")
-        except UnicodeEncodeError:
-            raise ToolError("code is not valid UTF-8 text (a lone surrogate)") from None
-        walls = Walls(self.timeout_seconds, self.timeout_seconds)
-        with tempfile.TemporaryDirectory(prefix="er-run-") as tmp:
-            copy = Path(tmp) / "workspace"
-            fill(copy, self.inputs, self.agent_files())
-            (copy / RUN_FILE).write_bytes(source)
-            result = run_script(copy, RUN_FILE, walls)
-            shown = result.for_agent(hide=str(copy), shown_as=SHOWN_ROOT)
-        self.note(exit_code=result.exit_code, violations=result.violations)
-        return shown

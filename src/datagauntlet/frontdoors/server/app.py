@@ -57,12 +57,17 @@ async def read_body(request: Any, limit: int) -> Any:
             raise BadRequest(400, f"Content-Length must be a number of bytes, got {declared!r}")
         if int(declared) > limit:
             raise BadRequest(413, f"body of {int(declared):,} bytes is over the limit of {limit:,}")
+    from starlette.requests import ClientDisconnect
+
     chunks, size = [], 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > limit:
-            raise BadRequest(413, f"body is over the limit of {limit:,} bytes")
-        chunks.append(chunk)
+    try:
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > limit:
+                raise BadRequest(413, f"body is over the limit of {limit:,} bytes")
+            chunks.append(chunk)
+    except ClientDisconnect:  # the client hung up mid-body: nothing to answer, nothing to log
+        raise BadRequest(400, "the client closed the connection before its body ended") from None
     return parse_json(b"".join(chunks), limit)
 
 

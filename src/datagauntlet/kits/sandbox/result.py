@@ -32,6 +32,25 @@ class SandboxResult:
     exception: str | None = None  # "Type: message" of an uncaught exception, if any
     max_rss_kb: int = 0
 
+    @classmethod
+    def from_dict(cls, doc: dict[str, Any]) -> SandboxResult:
+        """The inverse of `to_dict` (what `sandbox run --json` prints)."""
+        return cls(
+            exit_code=int(doc["exit_code"]),
+            stdout=doc["stdout"],
+            stderr=doc["stderr"],
+            wall_s=float(doc["wall_s"]),
+            cpu_s=float(doc["cpu_s"]),
+            violations=tuple(Violation(**v) for v in doc["violations"]),
+            walls=tuple(doc["walls"]),
+            walls_down=dict(doc.get("walls_down", {})),
+            wall_notes=dict(doc.get("wall_notes", {})),
+            truncated=bool(doc["truncated"]),
+            timed_out=bool(doc.get("timed_out", False)),
+            exception=doc.get("exception"),
+            max_rss_kb=int(doc.get("max_rss_kb", 0)),
+        )
+
     @property
     def ok(self) -> bool:
         """Ran to a zero exit, in time, and no wall recorded anything."""

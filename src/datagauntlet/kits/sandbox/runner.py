@@ -14,6 +14,7 @@ import os
 import selectors
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -63,8 +64,14 @@ def run_script(
         env = {"HOME": str(ws), "TMPDIR": str(ws), "SQLITE_TMPDIR": str(ws), "TZ": "UTC"}
         env |= {"LANG": "C.UTF-8", "PATH": "/nonexistent"}
     else:
+        # Without the process wall the child sees what this process sees: its environment and
+        # every import path it has (site-packages included), so the other walls are measured
+        # against a child that could import anything the parent can.
         argv = [str(rt.python), "-B", "-X", "utf8", str(rt.launcher), repr(cfg)]
         env = dict(os.environ)
+        package_root = str(Path(__file__).resolve().parents[3])  # editable installs hide it
+        paths = [package_root, *(p for p in sys.path if p and os.path.isdir(p))]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -237,13 +244,14 @@ def _supervise(
     proc.returncode = os.waitstatus_to_exitcode(status)
     wall_s = time.monotonic() - start
     _kill_group(proc.pid)  # anything left in the group
-    if run_uid is not None:
-        _kill_uid(run_uid)
     cpu_s = rusage.ru_utime + rusage.ru_stime if rusage else 0.0
-    return _result(
+    res = _result(
         proc.returncode, out, err, bytes(chan), supervisor, limits, wall_s, cpu_s, timed_out,
         killed, rusage.ru_maxrss if rusage else 0, ws,
     )  # fmt: skip
+    if run_uid is not None and "seccomp" not in res.walls:
+        _kill_uid(run_uid)  # only without seccomp could the run have made a process at all
+    return res
 
 
 def _kill_group(pgid: int) -> None:

@@ -2,8 +2,10 @@
 
 What an agent's query can do is bounded on every axis an untrusted query can abuse:
 - an authorizer allows reads only (SELECT, READ, FUNCTION, RECURSIVE); every write, PRAGMA,
-  ATTACH, transaction or schema change is denied, and so are the functions that allocate
-  or load code (zeroblob, randomblob, load_extension);
+  ATTACH, transaction or schema change is denied, and a function runs only if it is in
+  ALLOWED_FUNCTIONS (plain scalar, aggregate, window, date, math and JSON functions): every
+  other one, a build's extras included (fts3_tokenizer, load_extension, zeroblob), is refused
+  by name, and so are table-valued functions (pragma_*, json_each);
 - a progress handler stops the query after a budget of VM steps or wall time;
 - SQLite's own limits cap the length of any value, LIKE patterns and result columns while the
   query runs (they are restored afterwards, so the env's loader is not bound by them);
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sqlite3
 import time
 from collections.abc import Callable
@@ -24,7 +27,39 @@ from dataclasses import dataclass, field
 from typing import Any
 
 CUT_MARK = "...[truncated]"
-DENIED_FUNCTIONS = frozenset({"zeroblob", "randomblob", "load_extension"})
+# Functions an agent's query may call. Anything else is refused by name: functions that hand
+# out pointers or load code (fts3_tokenizer, load_extension), allocate at will (zeroblob,
+# randomblob), read the connection's state (last_insert_rowid, changes: the owner's loads),
+# break determinism (random) or expose the build (sqlite_compileoption_get).
+ALLOWED_FUNCTIONS = frozenset(
+    {
+        # scalar
+        "abs", "char", "coalesce", "format", "glob", "hex", "ifnull", "iif", "instr", "length",
+        "like", "likelihood", "likely", "lower", "ltrim", "max", "min", "nullif", "printf",
+        "quote", "replace", "round", "rtrim", "sign", "soundex", "substr", "substring", "trim",
+        "typeof", "unicode", "unlikely", "upper", "unhex", "octet_length", "concat",
+        "concat_ws",
+        # aggregate
+        "avg", "count", "group_concat", "sum", "total",
+        # window
+        "cume_dist", "dense_rank", "first_value", "lag", "last_value", "lead", "nth_value",
+        "ntile", "percent_rank", "rank", "row_number",
+        # date and time
+        "date", "datetime", "julianday", "strftime", "time", "unixepoch", "timediff",
+        # math
+        "acos", "acosh", "asin", "asinh", "atan", "atan2", "atanh", "ceil", "ceiling", "cos",
+        "cosh", "degrees", "exp", "floor", "ln", "log", "log10", "log2", "mod", "pi", "pow",
+        "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
+        # JSON (scalar and aggregate; the table-valued json_each/json_tree are not functions)
+        "json", "json_array", "json_array_length", "json_extract", "json_group_array",
+        "json_group_object", "json_insert", "json_object", "json_patch", "json_quote",
+        "json_remove", "json_replace", "json_set", "json_type", "json_valid", "->", "->>",
+    }
+)  # fmt: skip
+# Where a query names a table-valued function, SQLite first asks to UPDATE the schema table
+# (building the virtual table); the refusal names the function it found in the query.
+_SCHEMA_TABLES = frozenset({"sqlite_master", "sqlite_schema", "sqlite_temp_master"})
+_CALL = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)\s*\(")
 _ALLOWED_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
@@ -133,6 +168,7 @@ class SqlSandbox:
         self._active = False
         self._tables: set[str] = set()
         self._denied: str | None = None
+        self._text = ""
         self._steps = 0
         self._deadline = 0.0
         conn.set_authorizer(self._authorize)
@@ -143,11 +179,14 @@ class SqlSandbox:
     ) -> int:
         if not self._active:
             return sqlite3.SQLITE_OK
+        if action == sqlite3.SQLITE_UPDATE and (arg1 or "").lower() in _SCHEMA_TABLES:
+            self._denied = self._denied or self._table_function()
+            return sqlite3.SQLITE_DENY
         if action not in _ALLOWED_ACTIONS:
             self._denied = self._denied or _ACTION_NAMES.get(action, str(action))
             return sqlite3.SQLITE_DENY
-        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() in DENIED_FUNCTIONS:
-            self._denied = self._denied or f"function {arg2}()"
+        if action == sqlite3.SQLITE_FUNCTION and (arg2 or "").lower() not in ALLOWED_FUNCTIONS:
+            self._denied = self._denied or f"function {(arg2 or '')[:60]}()"
             return sqlite3.SQLITE_DENY
         if action == sqlite3.SQLITE_READ and arg1:
             if self._readable is not None and not self._readable(arg1):
@@ -155,6 +194,17 @@ class SqlSandbox:
                 return sqlite3.SQLITE_DENY
             self._tables.add(arg1)
         return sqlite3.SQLITE_OK
+
+    def _table_function(self) -> str:
+        """The table-valued function a query names: the first call that is not an allowed
+        function (the refusal is already decided; this only names it)."""
+        for match in _CALL.finditer(self._text):
+            name = match.group(1)
+            if name.lower() not in ALLOWED_FUNCTIONS:
+                return f"table-valued function {name[:60]}()"
+        for word in re.findall(r"\bpragma_[A-Za-z0-9_]+|\bjson_(?:each|tree)\b", self._text, re.I):
+            return f"table-valued function {word[:60]}()"
+        return "a table-valued function"
 
     def _progress(self) -> int:
         self._steps += self.limits.steps_per_check
@@ -198,6 +248,7 @@ class SqlSandbox:
         saved = [(code, conn.setlimit(code, getattr(lim, name))) for name, code in _LIMITS]
         self._tables = set()
         self._denied = None
+        self._text = text
         self._steps = 0
         self._deadline = time.monotonic() + lim.max_seconds
         conn.set_progress_handler(self._progress, lim.steps_per_check)
@@ -258,8 +309,10 @@ class SqlSandbox:
         low = text.lower()
         if "one statement at a time" in low:
             return "one statement per call: stacked statements are refused"
-        if "not authorized" in low or "prohibited" in low:
+        if "not authorized" in low or "prohibited" in low or "vtable constructor" in low:
             what = self._denied or "this statement"
+            if what.startswith(("function ", "table-valued ")):
+                return f"run_sql: {what} is not allowed; plain SELECTs over the tables only"
             return f"run_sql is read-only: {what} is not allowed (SELECT only)"
         if "interrupted" in low:
             return self._budget_message()

@@ -1,0 +1,119 @@
+"""`datagauntlet gates`: each gate by name with its figure and bound, non-zero exit on failure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from typing import Any
+
+import pytest
+
+import datagauntlet as dg
+from datagauntlet.core import gates
+from datagauntlet.core.gates import Gate, GateResult, ceiling, reference_passes, run_gates
+from datagauntlet.core.score import Score
+
+# Version stamps come with the core's scores; until a Score carries one that gate fails.
+STAMPED = "stamp" in getattr(Score, "__dataclass_fields__", {})
+# Deterministic samples: the first tasks of each eval split. bad-batch-gate's eval split is
+# 32 cases balanced over families, and its probes' ceilings hold for the balanced whole.
+SAMPLE = {"bad-batch-gate": 32}
+DEFAULT_SAMPLE = 8
+
+
+def _cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "datagauntlet.cli.main", "gates", *args],
+        capture_output=True,
+        text=True,
+        env=os.environ,
+        timeout=600,
+    )
+
+
+@pytest.mark.parametrize("env_id", dg.list_envs())
+def test_every_env_passes_its_gates_on_a_sample(env_id: str) -> None:
+    proc = _cli(env_id, "-n", str(SAMPLE.get(env_id, DEFAULT_SAMPLE)), "--json")
+    report = json.loads(proc.stdout)
+    assert set(report) == {"env", "ok", "gates"} and report["env"] == env_id
+    names = [g["name"] for g in report["gates"]]
+    for shared in ("reference-min", "null", "probe:", "floor-gap", "determinism", "rescoring",
+                   "leak-scan", "version-stamp"):  # fmt: skip
+        assert any(n.startswith(shared) for n in names), (shared, names)
+    for g in report["gates"]:
+        assert set(g) == {"name", "value", "bound", "ok"}
+        if g["name"] != "version-stamp" or STAMPED:
+            assert g["ok"], g
+    assert report["ok"] == STAMPED and proc.returncode == (0 if STAMPED else 1)
+
+
+def test_a_probe_over_its_ceiling_fails_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = dg.make("dataclean")
+    policies = env.policies()
+
+    @ceiling(0.5)
+    def generic_claimed_low(ep: Any) -> None:
+        policies["generic"](ep)
+
+    monkeypatch.setattr(type(env), "policies", lambda self: {**policies, "g": generic_claimed_low})
+    report = run_gates(env, n=3, only=["probes", "floor-gap"])
+    row = next(g for g in report.gates if g.name == "probe:g")
+    assert not row.ok and row.bound == "<= 0.5" and row.value > 0.5
+    assert not report.ok
+
+
+def test_a_planted_leak_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = dg.make("dataclean")
+    first_word = env.episode(env.tasks("eval", 1)[0]).prompt.split()[0]
+    monkeypatch.setattr(type(env), "truth_values", lambda self, ep: [first_word])
+    report = run_gates(env, n=2, only=["leak-scan"])
+    assert not report.ok and first_word in str(report.gates[0].value)
+
+
+def test_a_score_key_seen_before_the_end_is_a_leak() -> None:
+    env = dg.make("dirty-integration")
+    assert '"records_missed":' in gates.score_keys(env)
+
+
+def test_nondeterminism_and_unstable_scores_fail(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = dg.make("dirty-integration")
+    runs = iter([{"a": "1"}, {"a": "2"}])
+    monkeypatch.setattr(gates, "_digests_in_subprocess", lambda *a: next(runs))
+    report = run_gates(env, n=2, only=["determinism"])
+    assert report.gates[0].value == "differ" and not report.ok
+
+
+def test_no_null_policy_declared_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = dg.make("dirty-integration")
+    plain = {k: v for k, v in env.policies().items() if not getattr(v, "is_null", False)}
+    monkeypatch.setattr(type(env), "policies", lambda self: plain)
+    report = run_gates(env, n=2, only=["null"])
+    assert report.gates[0].value == "undeclared" and not report.ok
+
+
+def test_an_env_adds_rows_of_its_own(monkeypatch: pytest.MonkeyPatch) -> None:
+    env = dg.make("dirty-integration")
+
+    def tasks_counted(g: gates.GateRun) -> GateResult:
+        return GateResult("tasks", len(g.tasks), "== 2", len(g.tasks) == 2)
+
+    monkeypatch.setattr(type(env), "extra_gates", lambda self: [Gate("tasks", tasks_counted)])
+    report = run_gates(env, n=2, only=["tasks"])
+    assert [g.as_dict() for g in report.gates] == [
+        {"name": "tasks", "value": 2, "bound": "== 2", "ok": True}
+    ]
+
+
+@pytest.mark.parametrize("env_id", dg.list_envs())
+def test_reference_passes(env_id: str) -> None:
+    env = dg.make(env_id)
+    assert all(reference_passes(env, t) for t in env.tasks("eval", 2))
+
+
+def test_cli_mistakes_are_one_line_and_exit_2() -> None:
+    for args in (["nope"], ["dataclean", "--split", "bogus"], ["dataclean", "-n", "0"]):
+        proc = _cli(*args)
+        assert proc.returncode == 2, (args, proc.stderr)
+        assert "Traceback" not in proc.stderr and proc.stderr.strip().count("\n") == 0
