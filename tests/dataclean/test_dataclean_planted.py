@@ -31,3 +31,13 @@ def test_a_table_whose_every_cell_arrived_wrong_and_is_repaired_keeps_preservati
     values = {k: c["value"] for k, c in s.components.items()}
     assert values == {"repair_recall": 1.0, "preservation": 1.0, "row_integrity": 1.0}
     assert s.reward == 1.0
+
+
+def test_an_invalid_program_repairs_and_damages_nothing() -> None:
+    columns = ("record_id", "a")
+    truth = Table.from_rows(columns, [["r1", "x"]])
+    before = Table.from_rows(columns, [["r1", " x"]])
+    s = grade(truth, before, None, "record_id", ("a",), 0, "not a program")
+    assert s.reward == 0.0
+    assert s.metrics["cells_damaged"] == 0 and s.metrics["cells_repaired"] == 0
+    assert s.metrics["invalid_reason"] == "not a program"

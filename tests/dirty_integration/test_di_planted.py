@@ -44,3 +44,11 @@ def test_type_drift_and_timeouts_are_independent_draws() -> None:
     assert len(timed_out) > 200
     assert abs(drift_given_timeout - drift_overall) < 0.08
     assert abs(drift_overall - config.rates.type_drift) < 0.05
+
+
+def test_no_submission_reports_no_duplicates_and_every_record_missed() -> None:
+    env = dg.make("dirty-integration", profile="clean")
+    ep = env.episode(env.tasks("eval", n=1)[0])
+    metrics = ep.score().metrics
+    assert metrics["duplicates_submitted"] == 0
+    assert metrics["records_missed"] == env.config.num_records

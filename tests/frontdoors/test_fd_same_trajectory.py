@@ -30,6 +30,8 @@ ENDINGS: dict[str, dict[str, Any]] = {
     "event-recon": {"tool": "submit_report",
                     "arguments": '{"findings": [], "script_path": "INTEGRATION.md"}'},
 }  # fmt: skip
+# an env not listed: the conversation just ends (a final message, which it may read or not)
+CLOSING = {"text": "I am done."}
 
 
 def _calls(*calls: tuple[Any, Any]) -> dict[str, Any]:
@@ -40,7 +42,7 @@ def _calls(*calls: tuple[Any, Any]) -> dict[str, Any]:
 
 
 def trajectory(env_id: str, first_tool: str) -> list[dict[str, Any]]:
-    end = ENDINGS[env_id]
+    end = ENDINGS.get(env_id, CLOSING)
     last = (
         {"role": "assistant", "content": end["text"]}
         if "text" in end
@@ -93,7 +95,7 @@ def _play_mcp(env: dg.Environment, script: list[dict[str, Any]]) -> tuple[list[A
     async def go() -> None:
         async with Client(build_server(tools, "t")) as client:
             for message in script:
-                if not message.get("tool_calls"):
+                if not message.get("tool_calls") and env.final_answer is not None:
                     await client.call_tool(FINAL_ANSWER_TOOL, {"text": message["content"]})
                 for call in message.get("tool_calls") or []:
                     fn = call["function"]
@@ -135,7 +137,8 @@ def test_one_trajectory_gives_one_log_and_one_score_at_every_door(
     log_mcp, score_mcp = _play_mcp(env, script)
     log_vf, rewards_vf = _play_vf(env_id, server.base_url, monkeypatch)
 
-    assert len(log_eval) == 8  # every call, malformed ones included, and the ending
+    ends_with_a_call = "tool" in ENDINGS.get(env_id, CLOSING) or env.final_answer is not None
+    assert len(log_eval) == 7 + ends_with_a_call  # every call, malformed ones included
     assert sum(not e["executed"] for e in log_eval) >= 6
     assert log_mcp == log_eval
     assert log_vf == log_eval

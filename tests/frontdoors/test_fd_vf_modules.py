@@ -34,18 +34,22 @@ def test_every_env_has_its_one_line_module(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
-def test_verifiers_discovers_exactly_one_taskset_and_the_harness(env_id: str) -> None:
+def test_verifiers_discovers_the_taskset_the_harness_and_a_local_env(env_id: str) -> None:
     vf = pytest.importorskip("verifiers.v1")
     from verifiers.v1.utils.loaders import default_harness_id, harness_class, taskset_class
 
+    from datagauntlet.frontdoors.vf.env import LocalEnv
     from datagauntlet.frontdoors.vf.harness import LoopHarness
 
     module = importlib.import_module(_module(env_id))
-    assert len(module.__all__) == 2
+    assert len(module.__all__) == 3
     taskset = taskset_class(env_id)
     assert env_id == taskset.ENV_ID
     assert default_harness_id(env_id) == env_id and harness_class(env_id) is LoopHarness
-    env = vf.load_environment(vf.resolve_env_config({"taskset": {"id": env_id, "num_tasks": 2}}))
+    assert vf.environment_class(env_id) is LocalEnv
+    config = vf.resolve_env_config({"taskset": {"id": env_id, "num_tasks": 2}})
+    assert config.agent.runtime.type == "subprocess"  # verifiers' own default is remote
+    env = vf.load_environment(config)
     tasks = list(env.taskset)
     expected = dg.make(env_id).tasks("eval", 2)
     assert [t.data.id for t in tasks] == [t.id for t in expected]

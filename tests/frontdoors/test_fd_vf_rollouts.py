@@ -207,6 +207,56 @@ def test_rollouts_sharing_one_task_object_get_worlds_of_their_own(mock_model: An
     assert len(WORLDS) == live
 
 
+@pytest.mark.parametrize("harness", ["mini_swe_agent", "terminus_2"])
+def test_a_harness_without_mcp_is_refused_by_verifiers_own_check(harness: str) -> None:
+    import verifiers.v1 as vf
+
+    from datagauntlet.frontdoors.vf.taskset import NO_WORLD_URL, EpisodeTask
+
+    # outside a rollout the tasks declare their toolset all the same, so the check sees it
+    (toolset,) = EpisodeTask.toolsets(vf.TaskConfig())
+    assert toolset.config.url == NO_WORLD_URL
+    (task,) = load_tasks("dirty-integration", 1)
+    live = len(WORLDS)
+    agent = vf.Agent(
+        vf.AgentConfig(
+            model="careful",
+            client=vf.EvalClientConfig(base_url="http://127.0.0.1:9/v1", api_key_var="DG_NO_KEY"),
+            harness={"id": harness},
+            runtime=vf.SubprocessConfig(),
+        )
+    )
+    with pytest.raises(ValueError, match="does not support MCP tools"):
+        asyncio.run(agent.run(task))
+    assert len(WORLDS) == live  # refused before any world was made
+
+
+def test_a_rollouts_world_key_does_not_depend_on_call_order() -> None:
+    from datagauntlet.frontdoors.vf.taskset import WorldState
+
+    (task,) = load_tasks("dirty-integration", 1)
+    runtime = SimpleNamespace(config=SimpleNamespace(type="subprocess"))
+
+    async def rollout(toolsets_first: bool) -> tuple[str, str]:
+        before = task.toolsets(task.config)[0].config.url if toolsets_first else None
+        trace = SimpleNamespace(state=WorldState())
+        await task.setup(trace, runtime)
+        after = task.toolsets(task.config)[0].config.url
+        assert before in (None, after)
+        assert WORLDS.get(trace.state.world_key) is not None
+        return after, trace.state.world_key
+
+    async def go() -> list[tuple[str, str]]:
+        return list(await asyncio.gather(rollout(True), rollout(False)))
+
+    live = len(WORLDS)
+    results = asyncio.run(go())
+    for url, key in results:
+        assert url == tool_server().url_for(key)
+    assert len({key for _, key in results}) == 2  # one world each
+    assert len(WORLDS) == live  # freed when each rollout's task ended, never scored
+
+
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_loading_the_taskset_builds_no_world(env_id: str, monkeypatch: pytest.MonkeyPatch) -> None:
     built: list[Any] = []

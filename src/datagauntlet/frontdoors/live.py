@@ -189,8 +189,15 @@ class LiveEpisode:
             raise RuntimeError("the episode is closed")
         return future.result()
 
+    async def run(self, fn: Callable[[Episode], T]) -> T:
+        """Anything else done with the episode (a policy playing it, a read of its log), on
+        its own thread, after the steps already asked for."""
+        future = self._submit(fn, self.ep)
+        if future is None:
+            raise RuntimeError("the episode is closed")
+        return await asyncio.wrap_future(future)
+
     def run_sync(self, fn: Callable[[Episode], T]) -> T:
-        """Any other read of the episode (a fingerprint, the log), on its own thread."""
         future = self._submit(fn, self.ep)
         if future is None:
             raise RuntimeError("the episode is closed")

@@ -7,17 +7,21 @@
   truth: nothing here names a component or a weight.
 - Tools: see the package docstring; `Task.setup` makes the world, `Task.finalize` scores and
   frees it, and a `@vf.stop` ends the rollout once the episode is done.
+- Re-scoring (`vf-replay`): the score is rebuilt from the saved trace (rescore.py).
+- Validation (`vf-validate`): the gold check plays the env's reference policy.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import dataclasses
 import functools
+import hashlib
 import json
+import math
 import types
 import typing
+import weakref
 from collections.abc import Iterator, Mapping
 from typing import Any, Literal
 
@@ -29,18 +33,33 @@ from verifiers.v1.trace import Trace
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task as DgTask
 from datagauntlet.core.registry import env_class
-from datagauntlet.core.score import Score
-from datagauntlet.frontdoors.chat import text_of
 from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import max_turns_of
-from datagauntlet.frontdoors.vf.tool_server import tool_server
-from datagauntlet.frontdoors.vf.worlds import WORLDS
+from datagauntlet.frontdoors.vf.env import check_local
+from datagauntlet.frontdoors.vf.rescore import final_answer_of, replay_score
+from datagauntlet.frontdoors.vf.tool_server import NO_WORLD_URL, tool_server
+from datagauntlet.frontdoors.vf.worlds import WORLDS, new_world_key
 
-# verifiers calls `Task.toolsets` right after `Task.setup`, in the same rollout coroutine; this
-# carries the new world's key between the two without putting it anywhere a model can read.
-_new_world: contextvars.ContextVar[str | None] = contextvars.ContextVar(
-    "dg_new_world", default=None
-)
+# One world key per rollout, made by whichever of `Task.setup` and `Task.toolsets` asks first:
+# verifiers runs both in the rollout's own asyncio task, so the key is looked up by that task,
+# never by call order, and never put anywhere a model can read. Outside any task (a check on
+# the class) the toolset is declared all the same, at an address that serves nothing, so that
+# verifiers' pre-checks see that the tasks have tools.
+_rollout_keys: weakref.WeakKeyDictionary[asyncio.Task[Any], str] = weakref.WeakKeyDictionary()
+
+
+def rollout_world_key() -> str | None:
+    """The current rollout's world key (None outside an asyncio task)."""
+    try:
+        rollout = asyncio.current_task()
+    except RuntimeError:
+        return None
+    if rollout is None:
+        return None
+    if rollout not in _rollout_keys:
+        _rollout_keys[rollout] = new_world_key()
+    return _rollout_keys[rollout]
+
 
 RESERVED = {"id", "task", "system_prompt", "split", "num_tasks"}
 # Env config fields that mean what the taskset's own field of that name means: the taskset's
@@ -95,18 +114,24 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
 
     @property
     def key(self) -> str:
-        return f"{self.data.env_id}/{self.data.id}"
+        """The env, its config and the task: runs with different configs share no key."""
+        config = json.dumps(self.data.env_config, sort_keys=True, separators=(",", ":"))
+        digest = hashlib.blake2b(config.encode(), digest_size=6).hexdigest()
+        return f"{self.data.env_id}/{digest}/{self.data.id}"
 
     def environment(self) -> Environment:
         return _env(self.data.env_id, json.dumps(self.data.env_config, sort_keys=True))
 
-    async def setup(self, trace: Trace, runtime: Any) -> None:
+    def dg_task(self) -> DgTask:
         d = self.data
-        env = self.environment()
-        live = await LiveEpisode.open(env, DgTask(str(d.id), d.seed, d.split, d.index))
-        key = WORLDS.put(live)
+        return DgTask(str(d.id), d.seed, d.split, d.index)
+
+    async def setup(self, trace: Trace, runtime: Any) -> None:
+        check_local(runtime)
+        live = await LiveEpisode.open(self.environment(), self.dg_task())
+        key = rollout_world_key() or new_world_key()
+        WORLDS.put(live, key)
         trace.state.world_key = key
-        _new_world.set(key)
         # verifiers skips `finalize` when a rollout fails (a dead endpoint, a harness error):
         # the world is then freed when the rollout's asyncio task ends, whatever its outcome
         rollout = asyncio.current_task()
@@ -115,11 +140,9 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
 
     @classmethod
     def toolsets(cls, config: vf.TaskConfig) -> list[Toolset]:
-        key = _new_world.get()
-        if not key:
-            return []  # asked about the class, outside a rollout
-        _new_world.set(None)
-        return [WorldToolset(ToolsetConfig(url=tool_server().url_for(key)))]
+        key = rollout_world_key()
+        url = tool_server().url_for(key) if key else NO_WORLD_URL
+        return [WorldToolset(ToolsetConfig(url=url))]
 
     @vf.stop
     async def episode_done(self, trace: Trace) -> bool:
@@ -150,9 +173,28 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
             trace.info["versions"] = dict(score.stamp)
 
     def final_score(self, trace: Trace) -> dict[str, Any]:
-        if trace.state.score is None:  # the world never existed (setup failed)
-            return Score.zero(self.WEIGHTS).as_dict()
-        return trace.state.score
+        """The live world's score; for a saved trace (`vf-replay`, whose State is empty) or
+        a world freed unscored, the score of the world rebuilt from the trace."""
+        score = getattr(trace.state, "score", None)
+        if score is not None:
+            return score  # type: ignore[no-any-return]
+        cached = self.__dict__.setdefault("_rescored", {})
+        if trace.id not in cached:
+            cached.clear()  # one trace at a time: each reward asks for the same one
+            cached[trace.id] = replay_score(self.environment(), self.dg_task(), trace).as_dict()
+        return cached[trace.id]  # type: ignore[no-any-return]
+
+    async def validate(self, runtime: Any) -> bool:
+        """`vf-validate`'s gold check: the env's reference policy, on a world of its own
+        (freed at once), must score 1.0."""
+        env = self.environment()
+        live = await LiveEpisode.open(env, self.dg_task())
+        try:
+            await live.run(env.policies()[env.reference])
+            score = await live.score()
+        finally:
+            await live.close()
+        return math.isclose(score.reward, 1.0)
 
     @vf.metric
     async def env_metrics(self, trace: Trace) -> dict[str, float]:
@@ -165,15 +207,6 @@ def free_world(key: str) -> None:
     world = WORLDS.pop(key)
     if world is not None:
         world.close()
-
-
-def final_answer_of(trace: Trace) -> str | None:
-    """The text of the model's last reply when it called no tool (the env reads it as its
-    final answer if it declares one), as `datagauntlet eval` reads it."""
-    replies = trace.assistant_messages
-    if not replies or replies[-1].tool_calls:
-        return None
-    return text_of(replies[-1].content)
 
 
 def _reward(name: str, weight: float) -> Any:

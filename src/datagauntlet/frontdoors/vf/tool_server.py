@@ -11,6 +11,8 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import logging
+import re
 import socket
 import threading
 from typing import Any
@@ -21,6 +23,31 @@ from datagauntlet.frontdoors.vf.worlds import WORLDS, WorldEntry, WorldRegistry
 _world_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("dg_world", default=None)
 
 PREFIX = "/w/"
+# What a rollout's toolset points at outside a rollout (verifiers' pre-checks): no server.
+NO_WORLD_URL = "http://127.0.0.1:9/w/-/mcp"
+_KEY_IN_URL = re.compile(re.escape(PREFIX) + r"[A-Za-z0-9_-]{16,}(?=/mcp)")
+
+
+class RedactWorldKeys(logging.Filter):
+    """verifiers logs every tool server's URL, and a world's URL holds its key: log the
+    URL with the key blanked out."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if isinstance(record.args, tuple) and any(isinstance(a, str) for a in record.args):
+            record.args = tuple(_redact(a) if isinstance(a, str) else a for a in record.args)
+        if isinstance(record.msg, str):
+            record.msg = _redact(record.msg)
+        return True
+
+
+def _redact(text: str) -> str:
+    return _KEY_IN_URL.sub(PREFIX + "<key>", text)
+
+
+def redact_world_keys_in(logger_name: str) -> None:
+    logger = logging.getLogger(logger_name)
+    if not any(isinstance(f, RedactWorldKeys) for f in logger.filters):
+        logger.addFilter(RedactWorldKeys())
 
 
 NO_WORLD = {"error": "no such episode (finished, or never started)"}
@@ -93,6 +120,8 @@ class ToolServer:
 
     def __init__(self, registry: WorldRegistry = WORLDS, host: str = "127.0.0.1") -> None:
         import uvicorn
+
+        redact_world_keys_in("verifiers.v1.mcp.launch")  # "tool server '': <url>" per rollout
 
         self.registry = registry
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)

@@ -35,6 +35,11 @@ class WorldEntry:
         self.live.close_nowait()
 
 
+def new_world_key() -> str:
+    """256 random bits, URL-safe."""
+    return secrets.token_urlsafe(32)
+
+
 class WorldRegistry:
     def __init__(
         self, max_worlds: int = MAX_WORLDS, max_age: float = MAX_AGE_SECONDS, clock: Any = None
@@ -52,11 +57,15 @@ class WorldRegistry:
         with self._lock:
             return len(self._worlds)
 
-    def put(self, live: LiveEpisode) -> str:
-        """Register a world; return its key (256 random bits, URL-safe)."""
-        key = secrets.token_urlsafe(32)
+    def put(self, live: LiveEpisode, key: str | None = None) -> str:
+        """Register a world under `key` (default: a new one); return the key. A world already
+        under that key (its rollout's task ran another rollout before ending) is freed."""
+        key = key or new_world_key()
         now = self._clock()
         with self._lock:
+            replaced = self._worlds.pop(key, None)
+            if replaced is not None:
+                replaced.close()
             while self._worlds:
                 oldest_key, oldest = next(iter(self._worlds.items()))
                 if now - oldest.created < self.max_age and len(self._worlds) < self.max_worlds:
