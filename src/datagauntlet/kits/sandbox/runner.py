@@ -14,7 +14,6 @@ import os
 import selectors
 import signal
 import subprocess
-import sys
 import time
 from collections.abc import Iterable
 from pathlib import Path
@@ -64,14 +63,14 @@ def run_script(
         env = {"HOME": str(ws), "TMPDIR": str(ws), "SQLITE_TMPDIR": str(ws), "TZ": "UTC"}
         env |= {"LANG": "C.UTF-8", "PATH": "/nonexistent"}
     else:
-        # Without the process wall the child sees what this process sees: its environment and
-        # every import path it has (site-packages included), so the other walls are measured
-        # against a child that could import anything the parent can.
+        # Without the process wall the child sees this process's environment, and the package
+        # on its import path even where an editable install reaches it through a finder, so the
+        # other walls are measured against a child that could import the package.
         argv = [str(rt.python), "-B", "-X", "utf8", str(rt.launcher), repr(cfg)]
         env = dict(os.environ)
-        package_root = str(Path(__file__).resolve().parents[3])  # editable installs hide it
-        paths = [package_root, *(p for p in sys.path if p and os.path.isdir(p))]
-        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys(paths))
+        package_root = str(Path(__file__).resolve().parents[3])
+        extra = [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
+        env["PYTHONPATH"] = os.pathsep.join(dict.fromkeys([package_root, *extra]))
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
