@@ -46,6 +46,8 @@ REFUSED_FRAME = client_frame(b'{"name": "nothing"}')
 class EnvStats:
     calls: int = 0
     latencies: list[float] = field(default_factory=list)
+    ending: list[float] = field(default_factory=list)  # the calls that end (and score) episodes
+    others: list[float] = field(default_factory=list)
     opens: list[float] = field(default_factory=list)
     episodes: int = 0
     errors: list[str] = field(default_factory=list)
@@ -141,6 +143,7 @@ async def slot(run: Run, env: str, trajs: list[Trajectory], first: int, interval
             run.open_now += 1
             due = now + interval * random.random()
             reply = b""
+            last = traj.frames[-1]
             try:
                 for frame in traj.frames:
                     delay = due - time.perf_counter()
@@ -153,6 +156,7 @@ async def slot(run: Run, env: str, trajs: list[Trajectory], first: int, interval
                     if run.counts(done):
                         stats.calls += 1
                         stats.latencies.append(done - due)
+                        (stats.ending if frame is last else stats.others).append(done - due)
                     if not reply.startswith(b'{"result":'):
                         stats.errors.append(f"{env}: {reply[:200]!r}")
                         break
@@ -279,6 +283,35 @@ def main() -> None:
     show(args, mix, floor, out, health)
 
 
+def show_envs(run: Run, mix: Any, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="per env (latency in ms, from when each call was due)")
+    for name in ("env", "sessions", "calls/s", "p50", "p99", "p99 not ending", "ending p50"):
+        table.add_column(name, justify="left" if name == "env" else "right")
+    for name in ("open p50", "open p99", "episodes", "errors"):
+        table.add_column(name, justify="right")
+    for env, s in run.stats.items():
+        table.add_row(
+            env,
+            str(mix[env][0]),
+            f"{s.calls / seconds:,.0f}",
+            f"{pct(s.latencies, 0.5):.2f}",
+            f"{pct(s.latencies, 0.99):.2f}",
+            f"{pct(s.others, 0.99):.2f}",
+            f"{pct(s.ending, 0.5):.1f}",
+            f"{pct(s.opens, 0.5):.1f}",
+            f"{pct(s.opens, 0.99):.1f}",
+            str(s.episodes),
+            str(len(s.errors)),
+        )
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    console.print(table)
+
+
 def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, health: Any) -> None:
     from benchlib import Report
 
@@ -314,13 +347,8 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
     report.add("calls per CPU-second (server + client)", round(calls / max(cpu, 1e-9)), "")
     report.add("server RSS after warm-up", warm[0][1], "MB")
     report.add("server RSS at end (max)", f"{rss[-1][1]} ({max(r[1] for r in warm)})", "MB")
-    for env, s in run.stats.items():
-        report.add(
-            f"{env}: calls/s, p50, p99 ms, opens p99 ms, episodes, errors",
-            f"{s.calls / seconds:.0f}, {pct(s.latencies, 0.5):.2f}, {pct(s.latencies, 0.99):.2f}"
-            f", {pct(s.opens, 0.99):.1f}, {s.episodes}, {len(s.errors)}",
-        )
     report.show()
+    show_envs(run, mix, seconds)
     if errors:
         print("first errors:", errors[:5])
     if args.json:
@@ -343,6 +371,9 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
                     "calls_per_s": s.calls / seconds,
                     "p50_ms": pct(s.latencies, 0.5),
                     "p99_ms": pct(s.latencies, 0.99),
+                    "not_ending_p99_ms": pct(s.others, 0.99),
+                    "ending_p50_ms": pct(s.ending, 0.5),
+                    "open_p50_ms": pct(s.opens, 0.5),
                     "open_p99_ms": pct(s.opens, 0.99),
                     "episodes": s.episodes,
                     "errors": len(s.errors),

@@ -18,19 +18,20 @@ from dataclasses import dataclass
 
 from wsload import client_frame
 
-# env id: (concurrent sessions, share of all tool calls). Every env holds a quarter of the
-# sessions. The call shares follow each env's per-episode cost, not its popularity: an
-# event-recon episode spends ~60 ms of CPU building its world and grading its script in a
-# sandbox, and dataclean's reference plays a one-call episode (a session built and graded per
-# call), so at an equal share those two would turn a stepping benchmark into a world-building
-# one that no 2-core machine serves at 2,000 calls/s. Their sessions call at an agent's pace
-# (one call every ~1.3 s); dirty-integration and bad-batch-gate sessions step like a fast
-# scripted policy.
+# env id: (concurrent sessions, share of all tool calls). The shares follow each env's cost per
+# episode, not its popularity: an event-recon episode spends ~60 ms of CPU building its world
+# and grading its script in a sandbox, and dataclean's reference plays a one-call episode (a
+# world built and graded per call); at an equal share of 2,000 calls/s those two alone would
+# need more than the machine's two cores for world building. So they take 1% of the calls
+# each, at an agent's pace (an event-recon session calls every ~0.8 s, so its 12-call episodes
+# end inside a short run; a dataclean session plays an episode every ~2.4 s), and
+# dirty-integration and bad-batch-gate sessions step like fast scripted policies
+# (~13 and ~7.5 calls/s per session).
 DEFAULT_MIX: dict[str, tuple[int, float]] = {
-    "dirty-integration": (64, 0.60),
-    "bad-batch-gate": (64, 0.35),
-    "dataclean": (64, 0.025),
-    "event-recon": (64, 0.025),
+    "dirty-integration": (96, 0.62),
+    "bad-batch-gate": (96, 0.36),
+    "dataclean": (48, 0.01),
+    "event-recon": (16, 0.01),
 }
 
 

@@ -114,8 +114,9 @@ async def _loop(
         message = await receive()
         if message["type"] != "websocket.receive":
             return  # websocket.disconnect
-        text = message.get("text")
-        raw = text.encode() if text is not None else message.get("bytes") or b""
+        raw = message.get("text")
+        if raw is None:
+            raw = message.get("bytes") or b""
         try:
             reply = await _reply(store, current, open_session, parse_json(raw, limit))
         except BadRequest as exc:
@@ -146,10 +147,10 @@ async def _reply(
         if not session.live.done:
             return _error(409, NOT_OVER)
         return {"score": session.final or (await session.live.score()).as_dict()}
-    session = current()
-    session.touch()
     if isinstance(msg, dict) and "text" in msg:
         body = object_with(msg, ANSWER_FIELDS, "an answer")
+        session = current()
+        session.touch()
         step = await session.live.answer(body["text"])
         if step is None:
             raise BadRequest(400, f"{session.env.id} reads no final answer; use its tools")
@@ -157,6 +158,8 @@ async def _reply(
     body = object_with(msg, CALL_FIELDS, "a message")
     if "name" not in body:
         raise BadRequest(400, SHAPES)
+    session = current()
+    session.touch()
     return session.record(await session.live.call(body["name"], body.get("arguments")))
 
 
