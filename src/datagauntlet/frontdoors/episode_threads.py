@@ -99,18 +99,26 @@ class EpisodeThread:
                     self._idle = True
                     _free.append(self)
                 continue
-            fn, args, future, loop = item
-            if loop is None:
-                if not future.set_running_or_notify_cancel():
-                    continue
+            self._do(*item)
+            del item  # an idle thread must not keep the last episode's objects alive
+
+    @staticmethod
+    def _do(
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        future: Any,
+        loop: asyncio.AbstractEventLoop | None,
+    ) -> None:
+        if loop is None:
+            if future.set_running_or_notify_cancel():
                 try:
                     future.set_result(fn(*args))
                 except BaseException as exc:
                     future.set_exception(exc)
-                continue
-            try:
-                ok, value = True, fn(*args)
-            except BaseException as exc:
-                ok, value = False, exc
-            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
-                loop.call_soon_threadsafe(_settle, future, ok, value)
+            return
+        try:
+            ok, value = True, fn(*args)
+        except BaseException as exc:
+            ok, value = False, exc
+        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
+            loop.call_soon_threadsafe(_settle, future, ok, value)
