@@ -281,6 +281,8 @@ def main() -> None:
     finally:
         server.stop()
     show(args, mix, floor, out, health)
+    if any(s.errors for s in out["run"].stats.values()):
+        raise SystemExit(1)  # make bench reports this script as failed
 
 
 def show_envs(run: Run, mix: Any, seconds: float) -> None:

@@ -166,3 +166,39 @@ def test_an_unknown_session_id_is_a_json_404_then_close(server: Server) -> None:
     with _connect(server, "/sessions/nope/ws") as ws:
         reply = json.loads(ws.recv())
         assert reply == {"error": "no such session", "status": 404}
+
+
+def test_a_server_bug_answers_one_message_with_a_json_500() -> None:
+    """Driven over raw ASGI: the store's create fails as a bug would, the connection lives."""
+    import asyncio
+
+    from datagauntlet.frontdoors.server import ws as ws_route
+    from datagauntlet.frontdoors.server.sessions import SessionStore
+
+    store = SessionStore()
+
+    async def broken(*args: Any) -> Any:
+        raise RuntimeError("a bug")
+
+    store.create = broken  # type: ignore[method-assign]
+    inbox = [
+        {"type": "websocket.connect"},
+        {"type": "websocket.receive", "text": '{"op": "open", "env": "dataclean"}'},
+        {"type": "websocket.receive", "text": '{"op": "score"}'},
+        {"type": "websocket.disconnect", "code": 1000},
+    ]
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return inbox.pop(0)
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    asyncio.run(ws_route.serve({"type": "websocket", "path": "/ws"}, receive, send, store))
+    replies = [json.loads(m["text"]) for m in sent if m["type"] == "websocket.send"]
+    assert sent[0]["type"] == "websocket.accept"
+    assert replies == [
+        {"error": "internal error: RuntimeError", "status": 500},
+        {"error": ws_route.NO_SESSION, "status": 409},
+    ]

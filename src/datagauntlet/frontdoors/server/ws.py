@@ -13,12 +13,13 @@ Messages: `{"name", "arguments"}` (a call), `{"text"}` (an answer), `{"op": "sco
 `{"op": "close"}`; every reply is one JSON text, errors as `{"error", "status"}`.
 
 These routes bypass the framework: per message, the work is parse, step, encode. Nothing in a
-message can make them raise; a bug would close the one connection with code 1011.
+message can make them raise; a bug in the server answers that one message with a JSON 500.
 """
 
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -38,6 +39,7 @@ from datagauntlet.frontdoors.server.sessions import (
     UnknownSession,
 )
 
+logger = logging.getLogger("datagauntlet.server")
 Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
@@ -121,6 +123,9 @@ async def _loop(
             reply = await _reply(store, current, open_session, parse_json(raw, limit))
         except BadRequest as exc:
             reply = _error(exc.status, exc.message)
+        except Exception as exc:  # a bug must not end 255 other sessions' connection too
+            logger.error("internal error on a WebSocket message: %s: %s", type(exc).__name__, exc)
+            reply = _error(500, f"internal error: {type(exc).__name__}")
         await send({"type": "websocket.send", "text": dumps(reply)})
         if reply.get("closed") and open_session is None:
             await send({"type": "websocket.close", "code": 1000})
