@@ -291,7 +291,10 @@ def show_envs(run: Run, mix: Any, seconds: float) -> None:
 
     table = Table(title="per env (latency in ms, from when each call was due)")
     for name in ("env", "sessions", "calls/s", "p50", "p99", "p99 not ending", "ending p50"):
-        table.add_column(name, justify="left" if name == "env" else "right")
+        if name == "env":
+            table.add_column(name, no_wrap=True, min_width=17)
+        else:
+            table.add_column(name, justify="right")
     for name in ("open p50", "open p99", "episodes", "errors"):
         table.add_column(name, justify="right")
     for env, s in run.stats.items():
@@ -302,9 +305,9 @@ def show_envs(run: Run, mix: Any, seconds: float) -> None:
             f"{pct(s.latencies, 0.5):.2f}",
             f"{pct(s.latencies, 0.99):.2f}",
             f"{pct(s.others, 0.99):.2f}",
-            f"{pct(s.ending, 0.5):.1f}",
-            f"{pct(s.opens, 0.5):.1f}",
-            f"{pct(s.opens, 0.99):.1f}",
+            f"{pct(s.ending, 0.5):.1f}" if s.ending else "-",
+            f"{pct(s.opens, 0.5):.1f}" if s.opens else "-",
+            f"{pct(s.opens, 0.99):.1f}" if s.opens else "-",
             str(s.episodes),
             str(len(s.errors)),
         )
