@@ -71,7 +71,8 @@ def test_a_closed_episodes_thread_serves_the_next_episode() -> None:
         first = await LiveEpisode.open(env, env.make_task("eval", 0))
         a = await first.run(lambda ep: threading.get_ident())
         await first.close()
-        assert _wait(lambda: bool(episode_threads._free))
+        worker = first._pool  # back on the free list (last in, first out) once it is done
+        assert _wait(lambda: bool(episode_threads._free) and episode_threads._free[-1] is worker)
         second = await LiveEpisode.open(env, env.make_task("eval", 1))
         b = await second.run(lambda ep: threading.get_ident())
         await second.close()
