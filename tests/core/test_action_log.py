@@ -42,15 +42,35 @@ def test_dropping_or_reordering_breaks_the_chain() -> None:
 
 def test_editing_arguments_breaks_the_chain() -> None:
     log = _log()
-    log.entries[3].args["i"] = 99  # what the agent sent is rewritten after the fact
+    log.entries[3].args = {"i": 99}  # what the agent sent is rewritten after the fact
+    assert not log.chain_intact()
+    log = _log()
+    log.entries[2].args_json = '{"i":2 }'
     assert not log.chain_intact()
 
 
-def test_arguments_text_given_at_open_must_match() -> None:
+def test_the_log_keeps_what_was_sent_when_the_caller_edits_its_dict_later() -> None:
     log = ActionLog()
-    e = log.open_entry("tool", {"a": 1}, '{"a":2}')  # a caller passing the wrong text is caught
+    args = {"cursor": None, "nested": {"seen": []}}
+    first = log.open_entry("fetch", args)
+    log.close_entry(first, True, "ok")
+    args["cursor"] = "next"  # a policy reusing its dict for the next call
+    args["nested"]["seen"].append(1)
+    second = log.open_entry("fetch", args)
+    log.close_entry(second, True, "ok")
+    assert first.args == {"cursor": None, "nested": {"seen": []}}
+    assert second.args == {"cursor": "next", "nested": {"seen": [1]}}
+    assert log.chain_intact()
+    first.args["cursor"] = "edited"  # a reader's copy: the record is unchanged
+    assert first.args["cursor"] is None and log.chain_intact()
+
+
+def test_what_an_entry_shows_is_what_its_hash_covers() -> None:
+    log = ActionLog()
+    e = log.open_entry("tool", {"a": 1}, '{"a":2}')  # the text given is the record
     log.close_entry(e, True, "ok")
-    assert not log.chain_intact()
+    assert e.args == {"a": 2} and log.as_list()[0]["args"] == {"a": 2}
+    assert log.chain_intact()
 
 
 def test_an_entry_left_open_is_sealed_into_the_chain() -> None:

@@ -19,6 +19,7 @@ from datagauntlet.core.action_log import (
     ActionLog,
     bounded_args,
     canonical_json,
+    canonical_prefix,
     strict_canonical_json,
 )
 from datagauntlet.core.final_answer import FinalAnswer
@@ -60,7 +61,9 @@ class EpisodeClosed(RuntimeError):
 
 
 def summarize(result: dict[str, Any]) -> str:
-    text = canonical_json(result)
+    """The log's line for a result: its canonical JSON, cut to SUMMARY_CHARS (only as much of
+    a large result is encoded as the cut keeps)."""
+    text = canonical_prefix(result, SUMMARY_CHARS + 1)
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
 
 
