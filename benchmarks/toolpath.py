@@ -232,7 +232,7 @@ def submit_memory(records: int = BIG_RECORDS) -> SubmitMemory:
     own, _ = tracemalloc.get_traced_memory()
     tracemalloc.reset_peak()
     ep.call("submit_records", {"records": submitted})
-    after, peak = tracemalloc.get_traced_memory()
+    _, peak = tracemalloc.get_traced_memory()
     del submitted
     gc.collect()
     held, _ = tracemalloc.get_traced_memory()

@@ -252,6 +252,10 @@ class SqlSandbox:
         self._steps = 0
         self._deadline = time.monotonic() + lim.max_seconds
         conn.set_progress_handler(self._progress, lim.steps_per_check)
+        # SQLite asks the authorizer only while preparing, and sqlite3 reuses a prepared
+        # statement for the same text: installing the authorizer again expires every cached
+        # statement, so this query is prepared (and checked, and its tables noted) afresh.
+        conn.set_authorizer(self._authorize)
         self._active = True
         cursor = conn.cursor()
         try:
