@@ -117,10 +117,17 @@ def _random_value(draw: Any, depth: int = 0) -> Any:
     return {f"k{draw(20)}": _random_value(draw, depth + 1) for _ in range(draw(6))}
 
 
+@pytest.mark.parametrize("walk_all", [False, True], ids=["as-is", "walk-every-dict"])
 @pytest.mark.parametrize("seed", range(150))
-def test_canonical_prefix_is_a_prefix_of_canonical_json(seed: int) -> None:
+def test_canonical_prefix_is_a_prefix_of_canonical_json(
+    seed: int, walk_all: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datagauntlet.core import action_log
     from datagauntlet.core.action_log import canonical_prefix
     from datagauntlet.core.seeding import Keyed
+
+    if walk_all:  # no dict counts as small: the walk itself is what is checked
+        monkeypatch.setattr(action_log, "_SMALL_ITEMS", -1)
 
     stream = Keyed(seed).stream("value")
     value = _random_value(lambda n: stream.randint(0, n - 1))
@@ -149,6 +156,6 @@ def test_canonical_prefix_does_not_encode_what_it_does_not_need() -> None:
         def __str__(self) -> str:
             raise AssertionError("encoded past the prefix")
 
-    page = {"a": [{"id": i} for i in range(3)], "b": [Explodes()]}
+    page = {"a": [{"id": i} for i in range(30)], "b": [Explodes()]}
     got = canonical_prefix(page, 20)  # "b" comes after the first 20 characters: never encoded
     assert len(got) >= 20 and canonical_json({"a": page["a"], "b": []}).startswith(got)

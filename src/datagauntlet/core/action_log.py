@@ -70,10 +70,13 @@ def canonical_prefix(value: Any, limit: int) -> str:
     least `limit` long, made without writing the rest: a log summary of a page of 100 records
     needs its first 240 characters, not all of them.
 
-    The top-level dict or list is walked key by key (in canonical order); a long string is cut
+    A small dict (no long string, no list of more than a few items) is encoded whole. Else the
+    top-level dict or list is walked key by key (in canonical order); a long string is cut
     before it is escaped (escaping only lengthens it); a list inside it is encoded a few whole
     items at a time, as many as the limit needs. Anything that is not plain JSON is left to
     canonical_json, whole."""
+    if type(value) is dict and _small(value, limit):
+        return canonical_json(value)  # one C call costs less than walking a small result
     parts: list[str] = []
     try:
         _prefix_into(value, limit, True, parts)
@@ -86,7 +89,20 @@ class _NotPlain(Exception):
     pass
 
 
-_SCALARS = frozenset({int, bool, float, type(None)})
+_SMALL_ITEMS = 8
+
+
+def _small(value: dict[Any, Any], limit: int) -> bool:
+    """Whether encoding all of `value` costs about what its prefix would: no string longer
+    than the limit, no list or dict of more than a few items, at its top level."""
+    for v in value.values():
+        kind = type(v)
+        if kind is str:
+            if len(v) > limit:
+                return False
+        elif (kind is list or kind is dict) and len(v) > _SMALL_ITEMS:
+            return False
+    return True
 
 
 def _prefix_into(value: Any, budget: int, top: bool, parts: list[str]) -> int:
@@ -98,7 +114,11 @@ def _prefix_into(value: Any, budget: int, top: bool, parts: list[str]) -> int:
             text = encode_basestring(value[: max(budget, 0)])[:-1]
         else:
             text = encode_basestring(value)
-    elif kind in _SCALARS:
+    elif kind is int:
+        text = int.__repr__(value)  # what the encoder writes for an int
+    elif kind is bool or value is None:
+        text = "null" if value is None else "true" if value else "false"
+    elif kind is float:
         text = canonical_json(value)
     elif kind is list and not top:
         return _list_prefix(value, budget, parts)
@@ -141,11 +161,12 @@ def _prefix_into(value: Any, budget: int, top: bool, parts: list[str]) -> int:
 
 
 def _list_prefix(items: list[Any], budget: int, parts: list[str]) -> int:
-    """A nested list, encoded whole items at a time: 4, then 8, 16... per C call, so a short
-    list costs one call and a page of 1,000 records only the few the limit reaches."""
+    """A nested list, encoded whole items at a time in a few C calls: the first four, then as
+    many more as the length so far says the budget needs, so a page of 1,000 records costs
+    about what its first few cost."""
     parts.append("[")
     budget -= 1
-    start, step, n = 0, 4, len(items)
+    start, n, step, written = 0, len(items), 4, 0
     while start < n:
         if budget <= 0:
             return budget
@@ -154,8 +175,9 @@ def _list_prefix(items: list[Any], budget: int, parts: list[str]) -> int:
             text = "," + text
         parts.append(text)
         budget -= len(text)
+        written += len(text)
         start += step
-        step *= 2
+        step = max(4, budget * start // max(written, 1) + 1)  # enough at the mean length
     if budget <= 0:
         return budget
     parts.append("]")

@@ -103,6 +103,7 @@ _ACTIONS = tuple(
 )
 _ACTION_NAMES = {code: name for code, name in enumerate(_ACTIONS, start=1)}
 _READ_STARTS = ("select", "with", "values")
+_OK, _READ = sqlite3.SQLITE_OK, sqlite3.SQLITE_READ
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,7 @@ class SqlSandbox:
     ) -> None:
         self.conn = conn
         self.limits = limits or SandboxLimits()
+        self._limit_values = [(code, getattr(self.limits, name)) for name, code in _LIMITS]
         self._readable = readable
         self._active = False
         self._tables: set[str] = set()
@@ -178,7 +180,10 @@ class SqlSandbox:
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
     ) -> int:
         if not self._active:
-            return sqlite3.SQLITE_OK
+            return _OK
+        if action == _READ and arg1 and self._readable is None:  # the usual call: one column
+            self._tables.add(arg1)
+            return _OK
         if action == sqlite3.SQLITE_UPDATE and (arg1 or "").lower() in _SCHEMA_TABLES:
             self._denied = self._denied or self._table_function()
             return sqlite3.SQLITE_DENY
@@ -245,7 +250,8 @@ class SqlSandbox:
         text = self.clean_query(query)
         lim = self.limits
         conn = self.conn
-        saved = [(code, conn.setlimit(code, getattr(lim, name))) for name, code in _LIMITS]
+        setlimit = conn.setlimit
+        saved = [(code, setlimit(code, value)) for code, value in self._limit_values]
         self._tables = set()
         self._denied = None
         self._text = text
@@ -277,7 +283,7 @@ class SqlSandbox:
             cursor.close()
             conn.set_progress_handler(None, 0)
             for code, old in saved:
-                conn.setlimit(code, old)
+                setlimit(code, old)
             if conn.in_transaction:  # reads never open one; never leave the owner's state changed
                 conn.rollback()
         return QueryResult(
@@ -288,25 +294,45 @@ class SqlSandbox:
         """Rows up to the row and byte bounds, cells shown as agents see them."""
         lim = self.limits
         budget = lim.max_response_bytes
+        if budget is None:  # no byte bound: one fetch of the rows shown plus one to tell
+            raws = cursor.fetchmany(lim.max_rows + 1)
+            cut = 0
+            rows = []
+            for raw in raws[: lim.max_rows]:
+                row, row_cut = self._row(raw)
+                cut += row_cut
+                rows.append(row)
+            return rows, cut, "rows" if len(raws) > lim.max_rows else None
         used = 0
         cut = 0
-        rows: list[list[Any]] = []
+        rows = []
         while True:
             raw = cursor.fetchone()
             if raw is None:
                 return rows, cut, None
             if len(rows) >= lim.max_rows:
                 return rows, cut, "rows"
-            row = []
-            for value in raw:
-                shown, was_cut = self._cell(value)
-                cut += was_cut
-                row.append(shown)
-            if budget is not None:
-                used += len(json.dumps(row, default=str)) + 1
-                if used > budget:
-                    return rows, cut, "bytes"
+            row, row_cut = self._row(raw)
+            cut += row_cut
+            used += len(json.dumps(row, default=str)) + 1
+            if used > budget:
+                return rows, cut, "bytes"
             rows.append(row)
+
+    def _row(self, raw: tuple[Any, ...]) -> tuple[list[Any], int]:
+        """A row as agents see it, and how many of its cells were cut."""
+        limit = self.limits.max_cell_chars
+        row = []
+        cut = 0
+        for value in raw:
+            kind = type(value)
+            if kind is int or value is None or (kind is str and len(value) <= limit):
+                row.append(value)  # shown as is: the usual cell
+                continue
+            shown, was_cut = self._cell(value)
+            cut += was_cut
+            row.append(shown)
+        return row, cut
 
     def _explain(self, exc: Exception) -> str:
         text = str(exc)
