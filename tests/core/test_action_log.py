@@ -94,3 +94,35 @@ def test_each_entry_is_hashed_once(monkeypatch) -> None:  # type: ignore[no-unty
     assert calls == [0, 1, 2, 3]
     monkeypatch.setattr(action_log, "_digest", real)
     assert log.chain_intact()
+
+
+def _reference_digest(entry) -> str:  # type: ignore[no-untyped-def]
+    """The entry hash as the log defines it: sha256 of the canonical JSON of every field but
+    the arguments, a newline, then the arguments' canonical JSON."""
+    import hashlib
+
+    from datagauntlet.core.action_log import canonical_json
+
+    body = entry.body()
+    del body["args"]
+    line = canonical_json(body) + "\n" + canonical_json(entry.args)
+    return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_entry_hashes_are_the_defined_sha256_for_every_shape_of_entry() -> None:
+    from datagauntlet.core.action_log import _ONE_SLICE
+
+    log = ActionLog()
+    cases = [
+        ("tool", {"a": 1}, True, "ok", None),
+        ('t\u00fcl "quoted"', {"lone": "\ud800"}, False, "summary \udc00 \n", {"z": [1], "a": 2}),
+        ("big", {"blob": "\u00e9" * (_ONE_SLICE + 17)}, True, "", {"rows": list(range(5))}),
+        ("empty", {}, True, "x" * 300, {}),
+    ]
+    for tool, args, executed, summary, detail in cases:
+        entry = log.open_entry(tool, args)
+        log.close_entry(entry, executed, summary, detail)
+    log.open_entry("left open", {"i": 1})
+    assert log.chain_intact()
+    for entry in log.entries:
+        assert entry.hash == _reference_digest(entry), entry.tool

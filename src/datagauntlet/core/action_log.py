@@ -236,14 +236,15 @@ def _head(entry: Entry) -> str:
 
 
 def _digest(entry: Entry, args_json: str) -> str:
-    # surrogatepass: a lone surrogate an agent sent (legal in JSON text) must not crash the log.
-    # Two updates hash the same bytes as one of head + "\n" + args, without copying the args.
-    h = hashlib.sha256(_head(entry).encode("utf-8", "surrogatepass") + b"\n")
+    # sha256 of head + "\n" + args as UTF-8. surrogatepass: a lone surrogate an agent sent
+    # (legal in JSON text) must not crash the log.
     if len(args_json) <= _ONE_SLICE:
-        h.update(args_json.encode("utf-8", "surrogatepass"))
-    else:  # a large submission: encoded a slice at a time, never a second whole copy
-        for start in range(0, len(args_json), _ONE_SLICE):
-            h.update(args_json[start : start + _ONE_SLICE].encode("utf-8", "surrogatepass"))
+        line = f"{_head(entry)}\n{args_json}"
+        return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
+    # A large submission: the same bytes, encoded a slice at a time, never a second whole copy.
+    h = hashlib.sha256(_head(entry).encode("utf-8", "surrogatepass") + b"\n")
+    for start in range(0, len(args_json), _ONE_SLICE):
+        h.update(args_json[start : start + _ONE_SLICE].encode("utf-8", "surrogatepass"))
     return h.hexdigest()
 
 

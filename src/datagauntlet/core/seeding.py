@@ -87,18 +87,14 @@ class Keyed:
             if len(self._heads) < _MAX_HEADS:
                 self._heads[label] = head
         h = head.copy()
-        if type(index) is int and -(10**30) < index < 10**30:  # the usual draw: a counter
-            data = b"%d" % index  # == str(index).encode(), the bytes _feed would give
-            h.update(_LENGTH_PREFIX[len(data)] + data)
-        else:
-            _feed(h, index)
+        _feed(h, index)
         return int.from_bytes(h.digest(), "little")
 
     def unit(self, label: str, index: int | str = 0) -> float:
         return self._hash(label, index) / _DENOM
 
     def chance(self, label: str, index: int | str, p: float) -> bool:
-        return self._hash(label, index) / _DENOM < p  # unit(label, index) < p, one call less
+        return self.unit(label, index) < p
 
     def randint(self, label: str, index: int | str, lo: int, hi: int) -> int:
         """An integer in [lo, hi], both ends included."""
