@@ -205,9 +205,9 @@ def careful_big(records: int = BIG_RECORDS, page_size: int = BIG_PAGE) -> BigRun
     ep.close()
     api = Api(world)
     start = cpu()
-    records = _careful_on_bare_api(api)
+    sent = _careful_on_bare_api(api)
     # The least the env keeps of a submission: the grader's (id, amount) pairs.
-    submitted: list[Any] = records if as_dicts else [(r["id"], r["amount"]) for r in records]
+    submitted: list[Any] = sent if as_dicts else [(r["id"], r["amount"]) for r in sent]
     floor_play_s = cpu() - start
     world.__dict__.pop("truth", None)  # the grader's lookup table, built again as score did
     start = cpu()
