@@ -43,3 +43,22 @@ def test_an_owner_statement_replayed_by_the_agent_still_meets_the_authorizer(
     with pytest.raises(ToolError, match="reading table secrets"):
         sql.run_sql(query)
     assert conn.execute(query).fetchall() == [("s1",)]  # the owner is free again afterwards
+
+
+@pytest.mark.parametrize(
+    ("query", "word"),
+    [
+        ("SELECT 1", "select"),
+        ("with x as (select 1) select * from x", "with"),
+        ("Sel\u00e9ct 1", "sel\u00e9ct"),  # a non-ASCII letter is part of the word
+        ("SELECT_x FROM t", "select_x"),
+        ("  -- note\n/* block */ values (1)", "values"),
+        ("1select", ""),
+        ("\u00f1select", "\u00f1select"),
+        ("", ""),
+    ],
+)
+def test_the_first_keyword_is_read_past_comments_and_whole_words(query: str, word: str) -> None:
+    from datagauntlet.kits.sql.sandbox import _first_word
+
+    assert _first_word(query) == word

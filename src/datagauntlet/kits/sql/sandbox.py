@@ -373,8 +373,16 @@ class SqlSandbox:
         return (text + CUT_MARK, 1) if already_cut else (text, 0)
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z_]+")
+
+
 def _first_word(sql: str) -> str:
     """The first keyword after any comments, lower-cased."""
+    plain = _ASCII_WORD.match(sql)  # the usual query: a keyword first, in one C call
+    if plain is not None:
+        end = plain.end()
+        if end == len(sql) or not sql[end].isalpha():  # else a non-ASCII letter goes on
+            return plain.group().lower()
     i, n = 0, len(sql)
     while i < n:
         if sql[i].isspace():
