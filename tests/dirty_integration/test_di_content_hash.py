@@ -32,4 +32,4 @@ def test_the_published_task_hash_of_the_first_eval_task_is_unchanged() -> None:
         assert hashlib.sha256(text.encode()).hexdigest()[:16] == _PINNED
 
 
-_PINNED = "08d03788012f01fa"  # computed before the world's records became tuples
+_PINNED = "08d03788012f01fa"  # sha256 prefix of the first eval task's world content
