@@ -97,12 +97,20 @@ def probe_max(name: str, rewards: Sequence[float]) -> Row:
     return Row(f"probe-max:{name}", round(high, 4), f"<= {PROBE_CEILING:g}", high <= PROBE_CEILING)
 
 
-def sweep_rows(env: Any, tasks: Sequence[Task], workers: int) -> list[Row]:
+def sweep_rows(
+    env: Any,
+    tasks: Sequence[Task],
+    workers: int,
+    record: dict[str, dict[str, float]] | None = None,
+) -> list[Row]:
+    """The sweep's two rows; `record`, when given, gets each family's reward per task id."""
     families = env_families(env)
     jobs = [(f"{SWEEP_PREFIX}{f}", t) for f in families for t in tasks]
     results = play_many(env, jobs, workers)
     over = 0
     for (policy, task), (reward, _) in zip(jobs, results, strict=True):
+        if record is not None:
+            record.setdefault(policy[len(SWEEP_PREFIX) :], {})[task.id] = reward
         truth = env.episode_truth(task)
         bound = sweep_bound(truth.manifest, len(truth.partners), policy[len(SWEEP_PREFIX) :])
         over += reward > bound + 1e-6
@@ -258,7 +266,10 @@ def extra_gates() -> list[Any]:
             "probe-max",
             rows(lambda g: [probe_max(n, g.rewards(n)) for n in SINGLE_AXIS]),
         ),
-        Gate("sweep", rows(lambda g: sweep_rows(g.env, g.tasks, g.workers))),
+        Gate(
+            "sweep",
+            rows(lambda g: sweep_rows(g.env, g.tasks, g.workers, getattr(g, "sweep", None))),
+        ),
         Gate("workspace-attacker", _attacker),
         Gate("cross-check", rows(lambda g: [cross_check_row(g.env, g.tasks)])),
         Gate("workspace-determinism", rows(lambda g: [determinism_row(g.env, g.tasks)])),
