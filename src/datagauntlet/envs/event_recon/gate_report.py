@@ -114,7 +114,7 @@ def load(path: Path = REPORT) -> dict[str, Any]:
 
 def readme_block(text: str) -> str:
     """The text between the README's gate-table markers (ValueError if they are missing)."""
-    head, sep, rest = text.partition(BEGIN)
+    _, sep, rest = text.partition(BEGIN)
     body, sep2, _ = rest.partition(END)
     if not sep or not sep2:
         raise ValueError(f"README has no {BEGIN} ... {END} block")

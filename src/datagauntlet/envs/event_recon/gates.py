@@ -36,6 +36,7 @@ SWEEP_CEILING = 0.32
 ATTACKER_LEDGER_MEAN = 0.15
 ATTACKER_LEDGER_TIER = 0.17
 RERUNS = 200
+TIER_TASKS = 30  # a tier of the public split: the population the mean lines were fitted on
 
 
 @dataclass(frozen=True)
@@ -135,30 +136,48 @@ def attacker_rows(
     name: str,
     tiers: Sequence[int],
     results: Sequence[tuple[float, dict[str, float]]],
+    mean_over: int = TIER_TASKS,
 ) -> list[Row]:
+    """The attacker solves nothing; its ledger component stays within invariant 7's share on
+    every task, and its means stay under their lines. The mean lines were fitted on whole tiers
+    (30 tasks) and the whole split, so a mean over fewer than `mean_over` tasks a tier is shown
+    but not judged: one task that finishes its quarter would read as a tier mean of 0.25."""
+    from datagauntlet.envs.event_recon.plan import MAX_REPAIRABLE_SHARE
+
     solved = sum(1 for reward, _ in results if reward >= 1.0)
     ledger = [c["ledger_correctness"] for _, c in results]
+    high = round(max(ledger, default=0.0), 4)
     mean = round(statistics.fmean(ledger), 4) if ledger else 0.0
+    per_tier = {t: [v for u, v in zip(tiers, ledger, strict=True) if u == t] for t in set(tiers)}
+    whole = bool(per_tier) and min(len(v) for v in per_tier.values()) >= mean_over
+
+    def line(limit: float, judged: bool, n: int) -> str:
+        return f"<= {limit:g}" if judged else f"<= {limit:g} (not judged on {n} tasks)"
+
     rows = [
         Row(f"{name}:solved", solved, "== 0", solved == 0),
         Row(
+            f"{name}:ledger-max",
+            high,
+            f"<= {MAX_REPAIRABLE_SHARE:g}",
+            high <= MAX_REPAIRABLE_SHARE,
+        ),
+        Row(
             f"{name}:ledger-mean",
             mean,
-            f"<= {ATTACKER_LEDGER_MEAN:g}",
-            mean <= ATTACKER_LEDGER_MEAN,
+            line(ATTACKER_LEDGER_MEAN, whole, len(ledger)),
+            mean <= ATTACKER_LEDGER_MEAN or not whole,
         ),
     ]
-    for tier in sorted(set(tiers)):
-        vals = [
-            c["ledger_correctness"] for t, (_, c) in zip(tiers, results, strict=True) if t == tier
-        ]
+    for tier in sorted(per_tier):
+        vals = per_tier[tier]
         m = round(statistics.fmean(vals), 4)
         rows.append(
             Row(
                 f"{name}:ledger-mean-t{tier}",
                 m,
-                f"<= {ATTACKER_LEDGER_TIER:g}",
-                m <= ATTACKER_LEDGER_TIER,
+                line(ATTACKER_LEDGER_TIER, len(vals) >= mean_over, len(vals)),
+                m <= ATTACKER_LEDGER_TIER or len(vals) < mean_over,
             )
         )
     return rows
