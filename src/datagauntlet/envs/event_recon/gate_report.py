@@ -2,13 +2,13 @@
 
     python -m datagauntlet.envs.event_recon.gate_report [--workers 2] [--write] [--render]
 
-runs every gate row (the shared ones and event-recon's own) over the 120 public tasks and,
-with `--write`, writes `docs/envs/event-recon-gates.json` (the rows; each policy's reward and
-ledger component per task; each sweep family's reward per task; the tiers; the time each gate
-took) and re-renders the README's table from it. `--render` re-renders the table from the
-committed file without running anything. `tests/event_recon/test_er_gate_report.py` checks the
-README table is what the file renders, that each row is what the file's per-task figures add up
-to, and replays a sample of tasks to check those per-task figures are the code's.
+runs every gate row (the shared ones and event-recon's own) over the 120 public tasks. With
+`--write` it writes `docs/envs/event-recon-gates.json` (the rows; each policy's reward and
+ledger component per task; each sweep family's and cheap attack's reward per task; the tiers;
+the time each gate took) and re-renders the README's table from it. `--render` only re-renders
+the table from the committed file. `tests/event_recon/test_er_gate_report.py` checks that the
+README table is what the file renders, that each row is what the file's per-task figures add
+up to, and replays a sample of tasks to check those per-task figures are the code's.
 """
 
 from __future__ import annotations
@@ -34,9 +34,11 @@ END = "<!-- /gates:event-recon -->"
 
 @dataclass
 class RecordingRun(GateRun):
-    """A GateRun that also keeps the sweep's per-task rewards (the sweep gate fills it)."""
+    """A GateRun that also keeps the per-task rewards of the sweep and of the cheap attacks
+    (their gates fill them), which no policy of the env's list covers."""
 
     sweep: dict[str, dict[str, float]] = field(default_factory=dict)
+    cheap: dict[str, dict[str, float]] = field(default_factory=dict)
 
 
 def _loadavg() -> float | None:
@@ -80,6 +82,7 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
             for p, rs in results.items()
         },
         "sweep": g.sweep,
+        "cheap": g.cheap,
     }
 
 

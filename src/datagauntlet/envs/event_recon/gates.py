@@ -49,10 +49,11 @@ class Row:
 
 def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict[str, float]]:
     from datagauntlet.core.registry import make
+    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES as CHEAP
 
     config, policy, task = args
     env = make("event-recon", **config)
-    fn = {**env.policies(), **sweep_policies(env_families(env))}[policy]
+    fn = {**env.policies(), **sweep_policies(env_families(env)), **CHEAP}[policy]
     ep = env.episode(Task(**task))
     try:
         fn(ep)
@@ -119,6 +120,49 @@ def sweep_rows(
     return [
         Row(f"sweep-bound ({len(jobs)} episodes)", over, "== 0", over == 0),
         Row("sweep-max", round(high, 4), f"<= {SWEEP_CEILING:g}", high <= SWEEP_CEILING),
+    ]
+
+
+def cheap_rows(
+    env: Any,
+    tasks: Sequence[Task],
+    workers: int,
+    record: dict[str, dict[str, float]] | None = None,
+) -> list[Row]:
+    """The rows of `cheap_attacks.py`; `record`, when given, gets each one's reward per task."""
+    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES, REPORT_VALUE
+
+    names = list(POLICIES)
+    jobs = [(p, t) for p in names for t in tasks]
+    results = play_many(env, jobs, workers)
+    rewards: dict[str, list[float]] = {p: [] for p in names}
+    for (policy, task), (reward, _) in zip(jobs, results, strict=True):
+        rewards[policy].append(reward)
+        if record is not None:
+            record.setdefault(policy, {})[task.id] = reward
+    touch = rewards["perfect_report_touch"]
+    exact = bool(touch) and all(abs(r - REPORT_VALUE) < 1e-9 for r in touch)
+    spread = f"{min(touch, default=0.0):.4f}-{max(touch, default=0.0):.4f}"
+    blind = max(rewards["fixed_script_perfect_report"], default=0.0)
+    merged = max(rewards["merged_report"], default=0.0)
+    return [
+        Row(
+            "report-only:perfect_report_touch", spread, f"== {REPORT_VALUE:g} on every task", exact
+        ),
+        probe_max("fixed_script", rewards["fixed_script"]),
+        Row(
+            "report-only:fixed_script_perfect_report",
+            round(blind, 4),
+            f"<= {REPORT_VALUE:g}",
+            blind <= REPORT_VALUE + 1e-9,
+        ),
+        probe_max("schema_report", rewards["schema_report"]),
+        Row(
+            "report-only:merged_report",
+            round(merged, 4),
+            f"<= {REPORT_VALUE:g}",
+            merged <= REPORT_VALUE + 1e-9,
+        ),
     ]
 
 
@@ -290,6 +334,10 @@ def extra_gates() -> list[Any]:
             rows(lambda g: sweep_rows(g.env, g.tasks, g.workers, getattr(g, "sweep", None))),
         ),
         Gate("workspace-attacker", _attacker),
+        Gate(
+            "cheap-attacks",
+            rows(lambda g: cheap_rows(g.env, g.tasks, g.workers, getattr(g, "cheap", None))),
+        ),
         Gate("cross-check", rows(lambda g: [cross_check_row(g.env, g.tasks)])),
         Gate("workspace-determinism", rows(lambda g: [determinism_row(g.env, g.tasks)])),
         Gate(
