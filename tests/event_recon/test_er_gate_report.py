@@ -20,7 +20,7 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon import gate_report
+from datagauntlet.envs.event_recon import cheap_attacks, gate_report
 from datagauntlet.envs.event_recon import gates as er_gates
 from datagauntlet.envs.event_recon.probes import (
     PROBE_CEILING,
@@ -83,7 +83,10 @@ def test_the_committed_run_is_the_whole_public_split_every_row_passing() -> None
     for policy, by_task in r["per_task"].items():
         assert sorted(by_task) == sorted(ids), policy
     assert set(r["sweep"]) == set(er_gates.env_families(env()))
-    assert r["seconds"] < 600, "the published run misses its 10-minute target"
+    assert r["seconds"] > 0 and len(r["loadavg"]) == 2  # the time is a figure, not a test
+    assert set(r["cheap"]) == set(cheap_attacks.POLICIES)
+    for by_task in (*r["sweep"].values(), *r["cheap"].values()):
+        assert sorted(by_task) == sorted(ids)
 
 
 def test_render_replaces_only_the_marked_block(tmp_path: Path) -> None:
@@ -195,6 +198,41 @@ def test_replayed_sweep_is_the_committed_reward_and_within_its_bounds() -> None:
         truth = env().episode_truth(task)  # type: ignore[attr-defined]
         assert reward <= sweep_bound(truth.manifest, len(truth.partners), family) + 1e-6
         assert reward <= row("sweep-max")["value"]
+
+
+def test_cheap_attack_rows_are_the_per_task_figures() -> None:
+    cheap = report()["cheap"]
+    touch = list(cheap["perfect_report_touch"].values())
+    assert all(abs(v - cheap_attacks.REPORT_VALUE) < 1e-9 for v in touch)
+    assert row("report-only:perfect_report_touch")["value"] == f"{min(touch):.4f}-{max(touch):.4f}"
+    for probe in ("fixed_script", "schema_report"):
+        values = list(cheap[probe].values())
+        assert row(f"probe-max:{probe}")["value"] == er_gates.probe_max(probe, values).value
+    for name in ("fixed_script_perfect_report", "merged_report"):
+        assert row(f"report-only:{name}")["value"] == round(max(cheap[name].values()), 4)
+
+
+def test_the_readmes_merged_into_figure_is_the_committed_one() -> None:
+    import re
+
+    text = gate_report.README.read_text()
+    match = re.search(r"`identity_fragmentation` on the (\d+) tasks that draw it", text)
+    assert match, "the README's sentence on merged_into moved"
+    scored = sum(1 for v in report()["cheap"]["merged_report"].values() if v > 0)
+    assert int(match.group(1)) == scored
+
+
+@pytest.mark.parametrize("policy", list(cheap_attacks.POLICIES))
+def test_replayed_cheap_attacks_are_the_committed_rewards(policy: str) -> None:
+    committed = report()["cheap"][policy]
+    got = [reward for reward, _ in replayed(policy)]
+    assert got == [committed[t.id] for t in sample()]
+    if policy == "perfect_report_touch":
+        assert got == pytest.approx([cheap_attacks.REPORT_VALUE] * len(got), abs=1e-9)
+    elif policy in ("fixed_script", "schema_report"):
+        assert max(got) <= row(f"probe-max:{policy}")["value"] <= PROBE_CEILING
+    else:
+        assert max(got) <= row(f"report-only:{policy}")["value"] <= cheap_attacks.REPORT_VALUE
 
 
 def test_world_rows_hold_on_the_replayed_sample() -> None:
