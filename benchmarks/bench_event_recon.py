@@ -1,6 +1,6 @@
 """event-recon speed: a reference episode, the gate suite, and the verifiers door per rollout.
 
-    .venv/bin/python benchmarks/bench_event_recon.py [--tasks 12] [--gates [--write]] [--workers 2] [--vf 8]
+    python benchmarks/bench_event_recon.py [--tasks 12] [--gates [--write]] [--workers 2] [--vf 8]
 
 1. A reference episode end to end (world from the cache, workspace, every tool call, the
    graded script in the sandbox, grading), median over `--tasks` public tasks, printed next to
@@ -8,8 +8,8 @@
    script) and a bare `python -I -S -c pass` start. Target: under 2 s.
 2. `--gates`: the full gate run over the 120 public tasks (`gate_report --workers N`, the run
    `make gates` writes; `--write` rewrites docs/envs/event-recon-gates.json and the README
-   table), wall clock next to its first gate's time (the reference over every task), and the
-   three slowest gates. Target: under 10 minutes on 2 cores.
+   table), wall clock next to its first step's time (every policy played once on every task),
+   and the three slowest gates. Target: under 10 minutes on 2 cores.
 3. `--vf N`: N rollouts through verifiers (the in-package tool-only harness) against the
    scripted model replaying the reference: per-rollout wall time and overhead (wall minus
    model time), from benchmarks/bench_frontdoors.py.
@@ -73,9 +73,12 @@ def episodes(report: Report, n: int) -> None:
     report.add("reference rewards all 1.0", str(all(r == 1.0 for _, r in ref)))
 
 
+PLAY_ALL = "(every policy on every task)"  # gate_report's first timing
+
+
 def gates(report: Report, workers: int, write: bool) -> None:
-    """The full gate run (the one `make gates` writes), timed; the floor is the time its first
-    gate took, one pass of the reference policy over the same tasks."""
+    """The full gate run (the one `make gates` writes), timed; the floor is its first step, every
+    policy played once on every task (what the gates then add is theirs)."""
     cmd = [sys.executable, "-m", "datagauntlet.envs.event_recon.gate_report",
            "--workers", str(workers), "--json", *(["--write"] if write else [])]  # fmt: skip
     start = time.perf_counter()
@@ -88,7 +91,7 @@ def gates(report: Report, workers: int, write: bool) -> None:
     passing = sum(1 for r in run["rows"] if r["ok"])
     report.add(
         f"gate suite, {run['tasks']} public tasks, --workers {workers} (target < 600)",
-        seconds, "s", run["gate_seconds"].get("reference-min"), "reference over the tasks",
+        seconds, "s", run["gate_seconds"].get(PLAY_ALL), "every policy on every task once",
     )  # fmt: skip
     slowest = sorted(run["gate_seconds"].items(), key=lambda kv: -kv[1])[:3]
     for name, s in slowest:

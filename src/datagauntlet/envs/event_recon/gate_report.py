@@ -30,6 +30,7 @@ REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
 README = ROOT / "README.md"
 BEGIN = "<!-- gates:event-recon -->"
 END = "<!-- /gates:event-recon -->"
+PLAY_ALL = "(every policy on every task)"  # the first timing: the play the gates then read
 
 
 @dataclass
@@ -39,6 +40,26 @@ class RecordingRun(GateRun):
 
     sweep: dict[str, dict[str, float]] = field(default_factory=dict)
     cheap: dict[str, dict[str, float]] = field(default_factory=dict)
+
+
+def prefetch(g: GateRun, policies: Sequence[str]) -> None:
+    """Play every policy on every task task-major, into the run's cache the gates read: a worker
+    then builds each world once for all the policies (policy-major rebuilt it per policy, the
+    world cache holding 16 of 120) and reuses the graded run of a script two probes share."""
+    from datagauntlet.core.runner import ProcessMapper, play
+
+    jobs = [(p, t) for t in g.tasks for p in policies]
+    if g.workers <= 1:
+        results = [play(g.env, p, t) for p, t in jobs]
+    else:
+        mapper = ProcessMapper(g.workers)
+        try:
+            config = g.env.config.as_dict()
+            results = list(mapper.map([(g.env.id, config, p, t.as_dict()) for p, t in jobs]))
+        finally:
+            mapper.close()
+    for policy in policies:
+        g._results[policy] = [r for (p, _), r in zip(jobs, results, strict=True) if p == policy]
 
 
 def _loadavg() -> float | None:
@@ -56,8 +77,11 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     g = RecordingRun(env, split, n, workers)
     load_start = _loadavg()
     start = time.perf_counter()
+    prefetch(g, list(env.policies()))
+    timings: dict[str, float] = {
+        "(every policy on every task)": round(time.perf_counter() - start, 1)
+    }
     rows: list[dict[str, Any]] = []
-    timings: dict[str, float] = {}
     for gate in (*SHARED_GATES, *env.extra_gates()):
         began = time.perf_counter()
         out = gate.run(g)

@@ -107,7 +107,9 @@ def sweep_rows(
 ) -> list[Row]:
     """The sweep's two rows; `record`, when given, gets each family's reward per task id."""
     families = env_families(env)
-    jobs = [(f"{SWEEP_PREFIX}{f}", t) for f in families for t in tasks]
+    # task-major: a worker plays one task's families back to back, so it builds the world once
+    # and grades the one touch script once (run_graded reuses an identical submission)
+    jobs = [(f"{SWEEP_PREFIX}{f}", t) for t in tasks for f in families]
     results = play_many(env, jobs, workers)
     over = 0
     for (policy, task), (reward, _) in zip(jobs, results, strict=True):
@@ -133,7 +135,7 @@ def cheap_rows(
     from datagauntlet.envs.event_recon.cheap_attacks import POLICIES, REPORT_VALUE
 
     names = list(POLICIES)
-    jobs = [(p, t) for p in names for t in tasks]
+    jobs = [(p, t) for t in tasks for p in names]  # task-major, as in the sweep
     results = play_many(env, jobs, workers)
     rewards: dict[str, list[float]] = {p: [] for p in names}
     for (policy, task), (reward, _) in zip(jobs, results, strict=True):
