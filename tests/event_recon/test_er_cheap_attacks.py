@@ -67,11 +67,28 @@ def test_the_fixed_script_is_one_text_and_earns_nothing_alone_or_under_a_perfect
     assert scripts == {cheap_attacks.FIXED_SCRIPT}
 
 
-def test_a_schema_only_report_stays_under_the_probe_ceiling() -> None:
+def test_a_schema_only_report_earns_exactly_f_beta_of_its_one_partner() -> None:
+    families = len(env().families(task(T1)))  # type: ignore[attr-defined]
     for index in (T1, T4):
-        reward, comps, _, _ = play(cheap_attacks.schema_report, index)
-        assert reward <= probes.PROBE_CEILING
+        reward, comps, metrics, _ = play(cheap_attacks.schema_report, index)
+        truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
+        first = sorted(truth.partners)[0]
+        k = sum(1 for _, p in truth.manifest if p == first)
+        expected = 0.3 * f_beta(k / families, k / len(truth.manifest), BETA) if k else 0.0
+        assert metrics["distinct_pairs"] == families
         assert comps["evidence_grounding"] == 0.0  # it cites nothing it read
+        assert reward == pytest.approx(expected, abs=1e-6)
+        assert reward <= cheap_attacks.partner_bound(truth.manifest, families, first) + 1e-9
+
+
+def test_partner_bound_is_the_arithmetic_of_its_definition() -> None:
+    manifest = frozenset({("a", "p1"), ("b", "p1"), ("c", "p1")})
+    # all three pairs on the guessed partner: 3 hits of 12 claims, recall 1
+    p, r = 3 / 12, 1.0
+    expected = 0.3 * (1.25 * p * r / (0.25 * p + r)) + 0.1 * p
+    assert cheap_attacks.partner_bound(manifest, 12, "p1") == pytest.approx(expected)
+    assert 0.3 * f_beta(p, r, BETA) == pytest.approx(0.0882, abs=1e-4)  # the public worst case
+    assert cheap_attacks.partner_bound(manifest, 12, "p2") == 0.0
 
 
 def test_the_merged_into_column_alone_finds_identity_fragmentation_and_nothing_else() -> None:

@@ -205,9 +205,12 @@ def test_cheap_attack_rows_are_the_per_task_figures() -> None:
     touch = list(cheap["perfect_report_touch"].values())
     assert all(abs(v - cheap_attacks.REPORT_VALUE) < 1e-9 for v in touch)
     assert row("report-only:perfect_report_touch")["value"] == f"{min(touch):.4f}-{max(touch):.4f}"
-    for probe in ("fixed_script", "schema_report"):
-        values = list(cheap[probe].values())
-        assert row(f"probe-max:{probe}")["value"] == er_gates.probe_max(probe, values).value
+    values = list(cheap["fixed_script"].values())
+    assert (
+        row("probe-max:fixed_script")["value"] == er_gates.probe_max("fixed_script", values).value
+    )
+    assert row("schema_report-max")["value"] == round(max(cheap["schema_report"].values()), 4)
+    assert row("schema_report-bound")["value"] == 0
     for name in ("fixed_script_perfect_report", "merged_report"):
         assert row(f"report-only:{name}")["value"] == round(max(cheap[name].values()), 4)
 
@@ -229,8 +232,10 @@ def test_replayed_cheap_attacks_are_the_committed_rewards(policy: str) -> None:
     assert got == [committed[t.id] for t in sample()]
     if policy == "perfect_report_touch":
         assert got == pytest.approx([cheap_attacks.REPORT_VALUE] * len(got), abs=1e-9)
-    elif policy in ("fixed_script", "schema_report"):
+    elif policy == "fixed_script":
         assert max(got) <= row(f"probe-max:{policy}")["value"] <= PROBE_CEILING
+    elif policy == "schema_report":
+        assert max(got) <= row("schema_report-max")["value"] <= er_gates.SWEEP_CEILING
     else:
         assert max(got) <= row(f"report-only:{policy}")["value"] <= cheap_attacks.REPORT_VALUE
 

@@ -12,6 +12,10 @@
   what a blind fixed script adds to a perfect report (nothing, if it is <= 0.40).
 - `schema_report`: reads nothing but the table names, the ledger's column names and the
   roster's ids, and names every published family for the first partner by id; touch script.
+  It is the one-family sweep turned on its side (every family, one partner), and is gated the
+  same way: at a bound derived from the task's shape (`partner_bound`), not at the 0.05 of the
+  single-axis probes. When the partner it guesses carries every pair of the task, F-beta pays
+  a dozen claims with precision k/12 and recall 1 (0.0882 on the public split's worst task).
 - `merged_report`: reads one column, `partners.merged_into`, and reports
   `identity_fragmentation` for each merged duplicate and its survivor, citing the duplicate's
   first ledger event; touch script. It is a real detection made from one column, and it shows
@@ -22,6 +26,7 @@ from __future__ import annotations
 
 from datagauntlet.core.env import Policy, sees_truth
 from datagauntlet.core.episode import Episode
+from datagauntlet.envs.event_recon.grader import BETA, f_beta
 from datagauntlet.envs.event_recon.probes import TOUCH, _families, _placeholder, submit
 
 # Same bytes on every task: the ledger's own column names come from PRAGMA at run time.
@@ -84,6 +89,17 @@ def merged_report(ep: Episode) -> None:
                 {"family": "identity_fragmentation", "partner_id": str(partner), "event_id": cite}
             )
     submit(ep, findings or _placeholder(ep), TOUCH)
+
+
+def partner_bound(manifest: frozenset[tuple[str, str]], families: int, partner: str) -> float:
+    """The most a report naming every one of `families` families for `partner` (and nothing
+    else) can score on a task: the ledger stays wrong, identification is F-beta of the k pairs
+    of that partner among `families` claims against the manifest, evidence at best k grounded."""
+    k = sum(1 for _, p in manifest if p == partner)
+    if not manifest or not families or not k:
+        return 0.0
+    precision, recall = k / families, k / len(manifest)
+    return 0.3 * f_beta(precision, recall, BETA) + 0.1 * precision
 
 
 REPORT_VALUE = 0.40  # the report's weight: identification 0.30 + evidence 0.10

@@ -132,7 +132,7 @@ def cheap_rows(
     record: dict[str, dict[str, float]] | None = None,
 ) -> list[Row]:
     """The rows of `cheap_attacks.py`; `record`, when given, gets each one's reward per task."""
-    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES, REPORT_VALUE
+    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES, REPORT_VALUE, partner_bound
 
     names = list(POLICIES)
     jobs = [(p, t) for t in tasks for p in names]  # task-major, as in the sweep
@@ -142,6 +142,13 @@ def cheap_rows(
         rewards[policy].append(reward)
         if record is not None:
             record.setdefault(policy, {})[task.id] = reward
+    families = len(env_families(env))
+    over = 0
+    for task, reward in zip(tasks, rewards["schema_report"], strict=True):
+        truth = env.episode_truth(task)
+        bound = max((partner_bound(truth.manifest, families, p) for p in truth.partners), default=0)
+        over += reward > bound + 1e-6
+    schema = max(rewards["schema_report"], default=0.0)
     touch = rewards["perfect_report_touch"]
     exact = bool(touch) and all(abs(r - REPORT_VALUE) < 1e-9 for r in touch)
     spread = f"{min(touch, default=0.0):.4f}-{max(touch, default=0.0):.4f}"
@@ -158,7 +165,13 @@ def cheap_rows(
             f"<= {REPORT_VALUE:g}",
             blind <= REPORT_VALUE + 1e-9,
         ),
-        probe_max("schema_report", rewards["schema_report"]),
+        Row(f"schema_report-bound ({len(tasks)} episodes)", over, "== 0", over == 0),
+        Row(
+            "schema_report-max",
+            round(schema, 4),
+            f"<= {SWEEP_CEILING:g}",
+            schema <= SWEEP_CEILING,
+        ),
         Row(
             "report-only:merged_report",
             round(merged, 4),
