@@ -96,6 +96,9 @@ def test_render_replaces_only_the_marked_block(tmp_path: Path) -> None:
     text = readme.read_text()
     assert text.startswith("head\n") and text.endswith("tail\n") and "stale" not in text
     assert gate_report.readme_block(text) == gate_report.table(report())
+    readme.write_text(f"head\n{gate_report.BEGIN}\n{gate_report.END}\ntail\n")  # an empty block
+    gate_report.render_readme(report(), readme)
+    assert gate_report.readme_block(readme.read_text()) == gate_report.table(report())
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="gates:event-recon"):
         gate_report.render_readme(report(), readme)

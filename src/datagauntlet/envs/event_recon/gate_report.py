@@ -150,8 +150,10 @@ def readme_block(text: str) -> str:
 
 def render_readme(report: dict[str, Any], path: Path = README) -> None:
     text = path.read_text()
-    old = readme_block(text)
-    path.write_text(text.replace(f"{BEGIN}\n{old}\n{END}", f"{BEGIN}\n{table(report)}\n{END}"))
+    readme_block(text)  # both markers present, or ValueError
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    path.write_text(f"{head}{BEGIN}\n{table(report)}\n{END}{tail}")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
