@@ -31,7 +31,6 @@ from datagauntlet.envs.dataclean.generator import (
 )
 
 
-
 def _threshold(p: float) -> int:
     return round(p * 1000)  # what CellRng.chance compares below(1000) against
 
@@ -288,9 +287,7 @@ def corrupt_column(
     hashes = HashPrefix(gen.seed, "corrupt", col.name).at_feeds(feeds)
     widest = max(len(fam.MISSING_TOKENS), 7, len(aliases), 2 + len(col.standing_aliases))
     spaces = len(WHITESPACE)
-    if col.kind not in CORRUPTION_RATE or refills_possible(
-        [1000, widest, 1000, 3, spaces, spaces]
-    ):
+    if col.kind not in CORRUPTION_RATE or refills_possible([1000, widest, 1000, 3, spaces, spaces]):
         cell = gen.corrupt_cell
         return [cell(col, h, c, aliases) for h, c in zip(hashes, clean, strict=True)]
     return _Corrupter(gen, col, aliases).column(hashes, clean)

@@ -169,7 +169,8 @@ class _Generator:
 
     def customers(self, feeds: list[bytes]) -> list[str]:
         """`[self.customer(i) for i in range(n)]` for `feeds = index_feeds(n)`."""
-        return [f"C-{100000 + h % 900000}" for h in HashPrefix(self.seed, "customer").at_feeds(feeds)]
+        hashes = HashPrefix(self.seed, "customer").at_feeds(feeds)
+        return [f"C-{100000 + h % 900000}" for h in hashes]
 
     def _clean_value(self, col: Column, rng: CellRng, i: int, name: Cell) -> str:
         kind = col.kind
@@ -356,7 +357,8 @@ class _Generator:
             self._ensure_aliases_shown(truth, dirty_cols[col.name], col, by_column[col.name])
         aliases = {a: t for column in by_column.values() for a, t in column.items()}
         order = self._order()
-        dirty = Table(family.names, {c: list(map(v.__getitem__, order)) for c, v in dirty_cols.items()})
+        shown = {c: list(map(v.__getitem__, order)) for c, v in dirty_cols.items()}
+        dirty = Table(family.names, shown)
         text = render_policy(family, by_column, self.date_order, len(dirty))
         return CleaningTask(family, truth, dirty, aliases, by_column, self.date_order, text)
 
