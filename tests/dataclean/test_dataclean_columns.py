@@ -96,7 +96,8 @@ def test_the_layouts_reach_both_the_fast_paths_and_the_fallbacks() -> None:
 
 def test_batched_hashes_equal_hash64() -> None:
     feeds = seeding.index_feeds(1200)
-    assert HashPrefix(5, "clean", "x").at_feeds(feeds) == [hash64(5, "clean", "x", i) for i in range(1200)]
+    want = [hash64(5, "clean", "x", i) for i in range(1200)]
+    assert HashPrefix(5, "clean", "x").at_feeds(feeds) == want
     fed = seeding.feed_bytes("more", 1)
     assert seeding.hash64_fed(seeding.feed_bytes(7, "more", 1)) == hash64(7, "more", 1)
     firsts = [0, 1, 2**64 - 1, 12345678901234567]
