@@ -2,6 +2,7 @@
 
     python benchmarks/bench_growth.py                    # every env, tables as in `make bench`
     python benchmarks/bench_growth.py --markdown ENV     # one env's README table
+    python benchmarks/bench_growth.py --write-readme README.md [ENV ...]   # rewrite them
 
 Each (env, size) runs in a fresh process, so peak memory is that size's alone: the figure is
 the process's peak resident memory minus its resident memory just before the run (after
@@ -139,7 +140,7 @@ def child(env_id: str, multiple: int) -> dict[str, Any]:
     elif env_id == "bad-batch-gate":
         env = dg.make("bad-batch-gate")
         tasks = episodes(env, "train", units)
-        play(env, tasks[:4], "careful")
+        play(env, env.tasks("test", 4), "careful")  # warm-up on other tasks: cases are cached
         work = lambda: play(env, tasks, "careful")  # noqa: E731
         floor = lambda: timed(lambda: play(env, tasks, "refuse-all"))  # noqa: E731
     elif env_id == "event-recon":
@@ -150,14 +151,22 @@ def child(env_id: str, multiple: int) -> dict[str, Any]:
         floor = lambda: timed(lambda: play(env, tasks, "null"))  # noqa: E731
     else:
         raise SystemExit(f"unknown env {env_id!r}; expected one of {', '.join(GROWTH)}")
-    # Small sizes run several times (each a fresh episode) so the figure is not one clock tick.
-    repeats = max(1, (100 if spec.unit != "episodes" else 10) // multiple)
+    # Small worlds run several times (each a fresh episode) so the figure is not one clock
+    # tick; episode counts never repeat a task, as a repeat would find its world cached.
+    repeats = 1 if spec.unit == "episodes" else max(1, 100 // multiple)
     start_rss = rss_mib()
     seconds = timed(lambda: [work() for _ in range(repeats)]) / repeats
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    caches = {}
+    if env_id == "event-recon":  # what its memory grows into: bounded caches
+        from datagauntlet.envs.event_recon import accounting, builder
+
+        for fn in (accounting.period_of, accounting.iso, builder.parse_time):
+            caches[fn.__name__] = fn.cache_info().currsize
     return {
         "env": env_id,
         "multiple": multiple,
+        "caches": caches,
         "units": units,
         "repeats": repeats,
         "cpu_s": seconds,
@@ -230,7 +239,28 @@ def markdown(env_id: str, rows: list[dict[str, Any]], load: str) -> str:
     machine = f"{os.cpu_count()} cores, load average {load}"
     command = f"python benchmarks/bench_growth.py --markdown {env_id}"
     lines += ["", f"Measured by `{command}` ({machine})."]
+    caches = [r["caches"] for r in rows if r.get("caches")]
+    if caches:
+        sizes = ", ".join(f"{name} {n:,}" for name, n in caches[-1].items())
+        lines.append(f"Entries in its bounded timestamp caches at the largest size: {sizes}.")
     return "\n".join(lines)
+
+
+def block_markers(env_id: str) -> tuple[str, str]:
+    return f"<!-- growth:{env_id} -->", f"<!-- /growth:{env_id} -->"
+
+
+def write_readme(path: Path, tables: dict[str, str]) -> None:
+    """Replace each env's table between its growth markers (the env's own README section)."""
+    text = path.read_text(encoding="utf-8")
+    for env_id, table in tables.items():
+        start, end = block_markers(env_id)
+        if text.count(start) != 1 or text.count(end) != 1:
+            raise ValueError(f"{path}: expected one {start} ... {end} block")
+        head, rest = text.split(start)
+        _, tail = rest.split(end)
+        text = f"{head}{start}\n{table}\n{end}{tail}"
+    path.write_text(text, encoding="utf-8")
 
 
 def unit_time(seconds: float) -> str:
@@ -256,6 +286,28 @@ def main(argv: list[str]) -> int:
         start = loadavg()
         rows = measure(env_id)
         print(markdown(env_id, rows, f"{start} at start, {loadavg()} at end"))
+        return 0
+    if argv[:1] == ["--write-readme"]:
+        if len(argv) < 2:
+            print("usage: bench_growth.py --write-readme README.md [ENV ...]", file=sys.stderr)
+            return 2
+        chosen = argv[2:] or list(GROWTH)
+        unknown = [e for e in chosen if e not in GROWTH]
+        if unknown:
+            print(
+                f"unknown env {unknown[0]!r}; expected one of {', '.join(GROWTH)}", file=sys.stderr
+            )
+            return 2
+        tables = {}
+        for env_id in chosen:
+            start = loadavg()
+            rows = measure(env_id)
+            tables[env_id] = markdown(env_id, rows, f"{start} at start, {loadavg()} at end")
+        try:
+            write_readme(Path(argv[1]), tables)
+        except (OSError, ValueError) as exc:
+            print(f"bench_growth: {exc}", file=sys.stderr)
+            return 2
         return 0
     sys.path.insert(0, str(Path(__file__).resolve().parent))
     from benchlib import Report
