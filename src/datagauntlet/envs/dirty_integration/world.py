@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import NamedTuple
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
@@ -19,8 +20,9 @@ _FIRST = ("Ada", "Bo", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines"
 _LAST = ("Okafor", "Lind", "Park", "Silva", "Novak", "Haddad", "Moreau", "Sato", "Quinn", "Berg")
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):
+    """A tuple, so 100,000 of them are cheap to build and encode as JSON arrays directly."""
+
     id: str
     amount: int
     customer: str
@@ -63,10 +65,8 @@ class World:
         names = [f"{_FIRST[d[k] % nf]} {_LAST[d[k + 1] % nl]}" for k in range(0, 4 * n, 4)]
         days = [f"2026-09-{1 + d[k] % 28:02d}" for k in range(2, 4 * n, 4)]
         amounts = [1 + d[k] % 9_999 for k in range(3, 4 * n, 4)]
-        return [
-            Record("rec_" + rid, amount, name, day)
-            for rid, amount, name, day in zip(ids, amounts, names, days, strict=True)
-        ]
+        ids = ["rec_" + rid for rid in ids]
+        return list(map(Record._make, zip(ids, amounts, names, days, strict=True)))
 
     @cached_property
     def truth(self) -> dict[str, int]:
