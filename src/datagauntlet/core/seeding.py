@@ -177,16 +177,34 @@ class Keyed:
         # == shuffled(label, items)[:k]: nsmallest is documented equal to sorted(...)[:k].
         return [items[i] for i in heapq.nsmallest(k, range(len(items)), key=keys.__getitem__)]
 
-    def token(self, label: str, index: int | str, length: int = 12) -> str:
-        """An opaque lowercase hex token: unguessable without the seed, stable with it."""
+    def _token_head(self, label: str) -> hashlib.blake2b:
         head = self._token_heads.get(label)
         if head is None:  # the (seed, label) part is hashed once per label, not per token
             head = hashlib.blake2b(digest_size=32, person=b"dg-token")
             head.update(f"{self.seed}\x00{label}\x00".encode())
             self._token_heads[label] = head
-        h = head.copy()
+        return head
+
+    def token(self, label: str, index: int | str, length: int = 12) -> str:
+        """An opaque lowercase hex token: unguessable without the seed, stable with it."""
+        h = self._token_head(label).copy()
         h.update(str(index).encode())
         return h.hexdigest()[:length]
+
+    def tokens(self, label: str, n: int, length: int = 12) -> list[str]:
+        """`[self.token(label, i, length) for i in range(n)]` in one tight loop."""
+        copy = self._token_head(label).copy
+        out = []
+        append = out.append
+        for i in range(n):
+            h = copy()
+            h.update(b"%d" % i)
+            append(h.hexdigest()[:length])
+        return out
+
+    def draws(self, label: str, n: int) -> list[int]:
+        """The 64-bit hashes behind `stream(label)`'s first n draws, made in one loop."""
+        return _digests(self._head(label), index_feeds(n))
 
     def stream(self, label: str) -> Stream:
         return Stream(self, label)
