@@ -66,8 +66,8 @@ GROWTH = {
         "episodes",
         4,
         100,
-        "4,000 episodes (each a new world and sandboxed scripts) is about 5 min of CPU; "
-        "per-episode cost and memory are already flat from 10x to 100x",
+        "4,000 episodes (each a new world and sandboxed scripts) is about 6 min of CPU; "
+        "per-episode cost is already flat from 10x to 100x",
         "same episodes, null policy",
     ),
 }
