@@ -9,7 +9,6 @@ cap is what keeps every seed winnable.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from functools import cached_property
 from typing import NamedTuple
 
