@@ -1,0 +1,55 @@
+"""Per-file test selection for `make mutants` (inert in every other run).
+
+mutmut runs, for each mutant, every test that reached the mutated function. For the core
+layer that is nearly the whole suite, so a surviving core mutant would cost minutes. While a
+mutant is under test, this keeps only the tests `[tool.datagauntlet.mutation] tests` names
+for that mutant's source file: the tests whose job is that file's rules.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+
+import pytest
+
+_MUTANT_MARK = "__mutmut_"
+
+
+def _module_path(mutant: str) -> str:
+    """`datagauntlet.core.episode.xǁEpisodeǁcall__mutmut_3` -> src/datagauntlet/core/episode.py"""
+    dotted = mutant.split(".x", 1)[0]
+    return "src/" + dotted.replace(".", "/") + ".py"
+
+
+def _selection(rootdir: Path) -> dict[str, list[str]]:
+    pyproject = rootdir / "pyproject.toml"
+    if not pyproject.is_file():
+        return {}
+    data = tomllib.loads(pyproject.read_text("utf-8"))
+    return data.get("tool", {}).get("datagauntlet", {}).get("mutation", {}).get("tests", {})
+
+
+def tests_for_source(path: str, selection: dict[str, list[str]]) -> list[str] | None:
+    """The test path prefixes chosen for a source file; None when no pattern names it."""
+    for pattern, tests in selection.items():
+        if fnmatch(path, pattern):
+            return tests
+    return None
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    mutant = os.environ.get("MUTANT_UNDER_TEST", "")
+    if _MUTANT_MARK not in mutant:
+        return
+    prefixes = tests_for_source(_module_path(mutant), _selection(config.rootpath))
+    if prefixes is None:
+        return
+    kept, dropped = [], []
+    for item in items:
+        (kept if item.nodeid.startswith(tuple(prefixes)) else dropped).append(item)
+    if dropped:
+        config.hook.pytest_deselected(items=dropped)
+        items[:] = kept
