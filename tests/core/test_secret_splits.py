@@ -88,10 +88,11 @@ def test_secret_file_keys_the_same_seeds_as_the_variable(
     path = tmp_path / "secret"
     path.write_text(SECRET + "\n")
     monkeypatch.delenv(seeding.SECRET_ENV, raising=False)
-    # use_secret_file sets the variable itself: let monkeypatch record it as absent first, so
-    # the file's path does not outlive this test.
-    monkeypatch.delenv(seeding.SECRET_FILE_ENV, raising=False)
+    # use_secret_file sets the variable itself: setting it through monkeypatch first records
+    # its prior state, so the file's path does not outlive this test.
+    monkeypatch.setenv(seeding.SECRET_FILE_ENV, "")
     seeding.use_secret_file(path)
+    assert os.environ[seeding.SECRET_FILE_ENV] == str(path)
     from_file = task_seed("dataclean", "private", 4)
     monkeypatch.delenv(seeding.SECRET_FILE_ENV)
     monkeypatch.setenv(seeding.SECRET_ENV, SECRET)
