@@ -9,6 +9,8 @@ for that mutant's source file: the tests whose job is that file's rules.
 from __future__ import annotations
 
 import os
+import resource
+import time
 import tomllib
 from fnmatch import fnmatch
 from pathlib import Path
@@ -16,6 +18,9 @@ from pathlib import Path
 import pytest
 
 _MUTANT_MARK = "__mutmut_"
+# CPU seconds one mutant's tests may use: mutmut's own limits scale with the wall clock, which a
+# loaded machine stretches, so a mutant that loops is stopped here instead (SIGXCPU: a timeout).
+MUTANT_CPU_SECONDS = 120
 
 
 def _module_path(mutant: str) -> str:
@@ -40,10 +45,18 @@ def tests_for_source(path: str, selection: dict[str, list[str]]) -> list[str] | 
     return None
 
 
+def _cap_cpu(seconds: int) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    cap = int(time.process_time()) + seconds
+    if soft == resource.RLIM_INFINITY or cap < soft:
+        resource.setrlimit(resource.RLIMIT_CPU, (cap, hard))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     mutant = os.environ.get("MUTANT_UNDER_TEST", "")
     if _MUTANT_MARK not in mutant:
         return
+    _cap_cpu(MUTANT_CPU_SECONDS)
     prefixes = tests_for_source(_module_path(mutant), _selection(config.rootpath))
     if prefixes is None:
         return
