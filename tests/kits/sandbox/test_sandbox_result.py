@@ -231,3 +231,11 @@ def test_the_json_round_trips_and_fills_what_an_older_producer_left_out() -> Non
     assert res == SandboxResult(0, "", "", 0.5, 1.0, (), ("process",))
     assert isinstance(res.exit_code, int) and isinstance(res.cpu_s, float)
     assert res.truncated is False and res.timed_out is False and res.max_rss_kb == 0
+
+
+def test_a_refusal_names_each_missing_wall_with_its_reason() -> None:
+    err = WallsUnavailable({"seccomp": "no filter", "netns": "no userns"})
+    assert str(err) == (
+        "sandbox refused to run: required walls are down (seccomp: no filter; netns: no userns)"
+    )
+    assert err.missing == {"seccomp": "no filter", "netns": "no userns"}

@@ -126,3 +126,13 @@ def test_the_state_digest_covers_names_contents_and_undecodable_names(tmp_path: 
     assert named != first and len(named) == 64
     ws.close()
     assert ws._remove_folders(["anything"]) is None  # closed: nothing to undo, nothing raised
+
+
+def test_a_write_whose_temporary_name_is_too_long_is_refused_and_leaves_nothing(
+    tmp_path: Path,
+) -> None:
+    # 250 bytes fit a name, but not the ".name.pid.partial" file the write goes through first
+    ws = _ws(tmp_path, 64, {"a.txt": "x"})
+    with pytest.raises(ToolError, match="could not write 'nnn.*File name too long"):
+        ws.write_file("n" * 250, "data")
+    assert sorted(os.listdir(ws.root or "")) == ["a.txt"]
