@@ -3,7 +3,8 @@
 mutmut runs, for each mutant, every test that reached the mutated function. For the core
 layer that is nearly the whole suite, so a surviving core mutant would cost minutes. While a
 mutant is under test, this keeps only the tests `[tool.datagauntlet.mutation] tests` names
-for that mutant's source file: the tests whose job is that file's rules.
+for that mutant's source file: the tests whose job is that file's rules. An entry is a
+test id prefix (a file, or `file::test`); one starting with `!` leaves those tests out.
 """
 
 from __future__ import annotations
@@ -60,9 +61,12 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     prefixes = tests_for_source(_module_path(mutant), _selection(config.rootpath))
     if prefixes is None:
         return
+    chosen = tuple(p for p in prefixes if not p.startswith("!"))
+    left_out = tuple(p[1:] for p in prefixes if p.startswith("!"))
     kept, dropped = [], []
     for item in items:
-        (kept if item.nodeid.startswith(tuple(prefixes)) else dropped).append(item)
+        keep = item.nodeid.startswith(chosen) and not item.nodeid.startswith(left_out)
+        (kept if keep else dropped).append(item)
     if dropped:
         config.hook.pytest_deselected(items=dropped)
         items[:] = kept

@@ -37,17 +37,51 @@ report = _load(ROOT / "scripts" / "mutation_report.py", "mutation_report")
 def test_every_target_file_exists_and_has_tests_chosen(target: str) -> None:
     assert (ROOT / target).is_file(), target
     chosen = hook.tests_for_source(target, SELECTION)
-    assert chosen, f"{target} has no tests in [tool.datagauntlet.mutation.tests]"
+    assert chosen and not chosen[0].startswith("!"), f"{target} has no tests chosen"
     for prefix in chosen:
-        assert (ROOT / prefix).exists(), f"{target}: {prefix} does not exist"
+        path, _, name = prefix.lstrip("!").partition("::")
+        assert (ROOT / path).exists(), f"{target}: {path} does not exist"
+        if name:  # a test left out or chosen by name must exist by that name
+            assert "def " + name.split("[")[0] in (ROOT / path).read_text(), (target, prefix)
 
 
 def test_every_chosen_test_is_in_the_global_selection() -> None:
     # mutmut only knows which tests reach a function from the tests it ran in its stats phase.
-    selected = [p.rstrip("/") for p in MUTMUT["pytest_add_cli_args_test_selection"]]
+    args = MUTMUT["pytest_add_cli_args_test_selection"]
+    selected = [p.rstrip("/") for p in args if not p.startswith("-")]
     for target, chosen in SELECTION.items():
         for prefix in chosen:
-            assert any(prefix.rstrip("/").startswith(s) for s in selected), (target, prefix)
+            if not prefix.startswith("!"):
+                assert any(prefix.rstrip("/").startswith(s) for s in selected), (target, prefix)
+
+
+def test_tests_left_out_by_name_are_left_out(tmp_path: Path) -> None:
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    class Hook:
+        def pytest_deselected(self, items: list[Item]) -> None:
+            self.dropped = [i.nodeid for i in items]
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.datagauntlet.mutation.tests]\n"src/datagauntlet/core/*" = '
+        '["tests/core/a.py", "tests/core/b.py", "!tests/core/b.py::test_slow"]\n'
+    )
+    config = type("Config", (), {"rootpath": tmp_path, "hook": Hook()})()
+    items = [Item(n) for n in ("tests/core/a.py::t", "tests/core/b.py::test_slow[1]",
+                               "tests/core/b.py::test_quick", "tests/other.py::t")]  # fmt: skip
+    mutant = "datagauntlet.core.score.x_check_weights__mutmut_1"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MUTANT_UNDER_TEST", mutant)
+        mp.setattr(hook, "_cap_cpu", lambda seconds: None)
+        hook.pytest_collection_modifyitems(config, items)
+        assert [i.nodeid for i in items] == ["tests/core/a.py::t", "tests/core/b.py::test_quick"]
+        assert config.hook.dropped == ["tests/core/b.py::test_slow[1]", "tests/other.py::t"]
+        mp.setenv("MUTANT_UNDER_TEST", "stats")  # not a mutant: every test runs
+        again = [Item("tests/other.py::t")]
+        hook.pytest_collection_modifyitems(config, again)
+        assert len(again) == 1
 
 
 def test_a_mutant_name_maps_to_its_source_file() -> None:
