@@ -295,3 +295,58 @@ def test_an_unreadable_final_answer_counts_toward_the_call_limit() -> None:
     assert not ep.done
     ep.final_answer("y")
     assert ep.done and ep.stop_reason == "call limit"
+
+
+# --- scores and tool declarations ------------------------------------------------------------
+def test_a_stamped_score_shows_its_stamp_and_an_unstamped_one_has_none() -> None:
+    score = Score.build(WEIGHTS, {"right": 0.5})
+    assert "stamp" not in score.as_dict()
+    stamp = {"package": "1", "env": "guess"}
+    assert score.stamped(stamp).as_dict()["stamp"] == stamp
+
+
+def _schema(**properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "properties": properties}
+
+
+@pytest.mark.parametrize(
+    ("name", "description", "parameters", "problems"),
+    [
+        ("look_up", "Look.", _schema(), []),
+        ("x" * 64, "Look.", _schema(), []),
+        ("x" * 65, "Look.", _schema(), [f"tool name {'x' * 65!r} is not a valid function name"]),
+        ("look-up", "Look.", _schema(), ["tool name 'look-up' is not a valid function name"]),
+        ("_", "Look.", _schema(), ["tool name '_' is not a valid function name"]),
+        ("look", "  ", _schema(), ["tool look has no description"]),
+        (
+            "look",
+            "Look.",
+            {"type": "array", "properties": {}},
+            ["tool look: parameters must be an object schema with properties"],
+        ),
+        (
+            "look",
+            "Look.",
+            {"type": "object"},
+            ["tool look: parameters must be an object schema with properties"],
+        ),
+        (
+            "look",
+            "Look.",
+            {**_schema(q={"type": "string", "description": "q"}), "required": ["q", "r"]},
+            ["tool look: required 'r' is not a property"],
+        ),
+        (
+            "look",
+            "Look.",
+            _schema(q={"description": "q"}, r={"type": "string"}),
+            ["tool look: property 'q' has no type", "tool look: property 'r' has no description"],
+        ),
+    ],
+)
+def test_a_tool_declaration_is_checked_rule_by_rule(
+    name: str, description: str, parameters: dict[str, Any], problems: list[str]
+) -> None:
+    from datagauntlet.core.tools import Tool, check_tool_schema
+
+    assert check_tool_schema(Tool(name, description, parameters)) == problems
