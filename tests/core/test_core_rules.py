@@ -350,3 +350,73 @@ def test_a_tool_declaration_is_checked_rule_by_rule(
     from datagauntlet.core.tools import Tool, check_tool_schema
 
     assert check_tool_schema(Tool(name, description, parameters)) == problems
+
+
+# --- what a refused call leaves in the log ---------------------------------------------------
+def test_a_refused_call_with_text_that_is_not_json_logs_the_text_itself() -> None:
+    ep = _episode()
+    result = ep.call("say", '{"n": 7')
+    assert result["error"].startswith("arguments are not valid JSON")
+    [entry] = ep.log.entries
+    assert (entry.tool, entry.args, entry.executed) == ("say", '{"n": 7', False)
+
+
+def test_arguments_nested_too_deeply_are_refused_with_that_reason() -> None:
+    ep = _episode()
+    assert ep.call("say", "[" * 100_000) == {
+        "error": "arguments are not valid JSON: nested too deeply"
+    }
+    with pytest.raises(ValueError, match=r"^nested too deeply$"):
+        loads_strict("[" * 100_000)
+
+
+def test_arguments_that_are_not_plain_json_are_logged_as_their_repr() -> None:
+    ep = _episode()
+    result = ep.call("say", {"n": float("nan")})
+    assert result == {"error": "arguments must be plain JSON: no NaN, Infinity or deep nesting"}
+    assert ep.log.entries[-1].args == "{'n': nan}"
+    ep.call("say", {"n": object()})
+    assert ep.log.entries[-1].args.startswith("{'n': <object object at 0x")
+    json.dumps(ep.log.as_list(), allow_nan=False)  # the log itself stays plain JSON
+    assert ep.log.chain_intact()
+
+
+def test_a_long_repr_is_cut_to_the_summary_length() -> None:
+    from datagauntlet.core.episode import SUMMARY_CHARS
+
+    ep = _episode()
+    ep.call("say", {"n": [float("inf")] * 200})
+    logged = ep.log.entries[-1].args
+    assert len(logged) == SUMMARY_CHARS and logged.endswith("...")
+    assert logged[:-3] == repr({"n": [float("inf")] * 200})[: SUMMARY_CHARS - 3]
+    exact = {"n": "x" * (SUMMARY_CHARS - 19), "m": float("nan")}
+    assert len(repr(exact)) == SUMMARY_CHARS
+    ep.call("say", exact)
+    assert ep.log.entries[-1].args == repr(exact)
+
+
+def test_a_value_nested_too_deeply_to_repr_is_logged_by_its_type() -> None:
+    deep: list[Any] = []
+    for _ in range(100_000):
+        deep = [deep]
+    ep = _episode()
+    assert "error" in ep.call("say", {"n": deep})
+    assert ep.log.entries[-1].args == "<dict nested too deeply>"
+
+
+def test_a_tool_name_that_is_not_text_is_logged_as_its_repr() -> None:
+    ep = _episode()
+    assert ep.call(12345, {})["error"].startswith("unknown tool '12345'")
+    assert ep.log.entries[-1].tool == "12345"
+
+
+def test_text_sha256_is_the_sha256_of_the_utf8_text_whatever_the_slice_size() -> None:
+    import hashlib
+
+    from datagauntlet.core.action_log import text_sha256
+
+    text = "ab\u00e9\ud800cd" * 5  # a lone surrogate, which an agent may send
+    want = hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    for chunk in (1, 2, 3, 7, 1 << 20):
+        assert text_sha256(text, chunk) == want
+    assert text_sha256("") == hashlib.sha256(b"").hexdigest()
