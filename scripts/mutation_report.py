@@ -5,7 +5,8 @@
 
 `run` times the mutmut run (wall clock, and CPU of every process it started, tests and
 sandboxed children included) and notes the load average before and after, in
-mutants/run-times.json, so a figure from a busy machine says so.
+mutants/run-times.json (appended to mutants/runs.jsonl, so runs that together judged every
+mutant add up), so a figure from a busy machine says so.
 
 Mutants listed in docs/mutation/equivalent.txt (one name per line, a reason after `#`) are
 equivalent: no input that reaches that code can tell them apart from the original, so they are
@@ -15,6 +16,7 @@ a survivor.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
@@ -27,6 +29,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent.txt"
 TIMES = ROOT / "mutants" / "run-times.json"
+RUNS = ROOT / "mutants" / "runs.jsonl"  # every timed run since `mutants/` was made
 LOG = ROOT / "mutants" / "mutmut-run.log"
 KILLED = {"killed", "timeout", "segfault"}
 WORKERS = 2
@@ -43,6 +46,7 @@ def _load() -> tuple[float, float, float]:
 def run(mutants: list[str]) -> int:
     """One `mutmut run` (all mutants not yet judged, or the named ones), timed."""
     (ROOT / "mutants").mkdir(exist_ok=True)
+    judged_before = _judged()
     load_before = _load()
     start = time.monotonic()
     with LOG.open("w") as log:
@@ -62,13 +66,27 @@ def run(mutants: list[str]) -> int:
         "load_after": _load(),
         "nice": os.nice(0),
         "mutants_named": len(mutants),
+        "judged_before": judged_before,
+        "judged_after": _judged(),
     }
     TIMES.write_text(json.dumps(times, indent=1) + "\n")
+    with RUNS.open("a") as runs:
+        runs.write(json.dumps(times) + "\n")
     if code != 0:
         tail = LOG.read_text(errors="replace").replace("\r", "\n").splitlines()[-15:]
         print(f"mutmut run exited {code}; the end of {LOG.relative_to(ROOT)}:", file=sys.stderr)
         print("\n".join(tail), file=sys.stderr)
     return code
+
+
+def _judged() -> int:
+    """Mutants with a verdict so far (mutmut keeps them in mutants/**/*.meta)."""
+    count = 0
+    for meta in (ROOT / "mutants").glob("**/*.py.meta"):
+        with contextlib.suppress(OSError, ValueError):
+            codes = json.loads(meta.read_text())["exit_code_by_key"].values()
+            count += sum(1 for c in codes if c is not None)
+    return count
 
 
 def load_results() -> dict[str, str]:
@@ -129,6 +147,7 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
         "survivors": survivors,
         "stale_equivalent": sorted(set(equivalent) - set(results)),
         "times": json.loads(TIMES.read_text()) if TIMES.is_file() else None,
+        "runs": [json.loads(x) for x in RUNS.read_text().splitlines()] if RUNS.is_file() else [],
     }
 
 
@@ -154,6 +173,17 @@ def render(summary: dict[str, object]) -> str:
             f"nice {times['nice']}, load average {times['load_before'][0]:.2f} before and "
             f"{times['load_after'][0]:.2f} after"
             + (f" ({times['mutants_named']} named mutants)" if times["mutants_named"] else "")
+        )
+    runs: list[dict[str, float]] = summary["runs"]  # type: ignore[assignment]
+    if len(runs) > 1:
+        wall = sum(r["wall_s"] for r in runs)
+        cpu = sum(r["cpu_s"] for r in runs)
+        low = min(r["load_before"][0] for r in runs)
+        high = max(r["load_after"][0] for r in runs)
+        lines.append(
+            f"all {len(runs)} runs since mutants/ was made: {wall:.0f} s wall, {cpu:.0f} s CPU "
+            f"({cpu / WORKERS:.0f} s wall on {WORKERS} idle cores), load average "
+            f"{low:.2f}-{high:.2f}"
         )
     survivors: list[tuple[str, str]] = summary["survivors"]  # type: ignore[assignment]
     if survivors:
