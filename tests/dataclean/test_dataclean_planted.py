@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 
 from datagauntlet.envs.dataclean.engine import (
@@ -11,6 +13,8 @@ from datagauntlet.envs.dataclean.engine import (
     date_eu,
     date_us,
     decimal2,
+    integer,
+    phone_us,
     run_program,
 )
 from datagauntlet.envs.dataclean.grader import grade
@@ -110,3 +114,29 @@ def test_every_metric_of_an_invalid_submission_starts_at_zero() -> None:
         "invalid_reason": "",
         "program_length": 0,
     }
+
+
+@pytest.mark.parametrize(
+    ("fn", "raw", "clean"),
+    [
+        (date_us, "01/01/2024", "2024-01-01"),  # the first month and the first day are dates
+        (date_eu, "01/01/2024", "2024-01-01"),
+        (date_us, "12/31/0001", "0001-12-31"),  # year 1 is the first year
+        (date_us, "01/01/0000", "01/01/0000"),  # year 0 is not
+        (date_us, "13/01/2024", "13/01/2024"),  # no month 13
+        (date_us, "01/02/2024".ljust(MAX_CELL), "2024-01-02"),  # the longest cell read
+        (date_us, "01/02/2024".ljust(MAX_CELL + 1), "01/02/2024".ljust(MAX_CELL + 1)),
+        (integer, "12".ljust(MAX_CELL), "12"),
+        (integer, "12".ljust(MAX_CELL + 1), "12".ljust(MAX_CELL + 1)),
+        (integer, "+" + "1" * MAX_DIGITS, "1" * MAX_DIGITS),  # the longest count rewritten
+        (integer, "+" + "1" * (MAX_DIGITS + 1), "+" + "1" * (MAX_DIGITS + 1)),
+        (phone_us, "555 123 4567".ljust(MAX_CELL), "555-123-4567"),
+        (phone_us, "555 123 4567".ljust(MAX_CELL + 1), "555 123 4567".ljust(MAX_CELL + 1)),
+        (phone_us, "(555) 123-456a", "(555) 123-456a"),  # a letter: not a phone number
+        (phone_us, "(555) 123-456\u0661", "(555) 123-456\u0661"),  # a digit, not an ASCII one
+    ],
+)
+def test_cell_functions_read_only_what_they_recognise(
+    fn: Callable[[str], str | None], raw: str, clean: str
+) -> None:
+    assert fn(raw) == clean
