@@ -209,3 +209,91 @@ def test_metrics_report_symmetric_f1(tmp_path: Path) -> None:
     assert s.metrics["precision"] == pytest.approx(round(2 / 3, 6))
     assert s.metrics["recall"] == 1.0
     assert s.metrics["f1"] == pytest.approx(round(0.8, 6))
+
+
+# --- reading what the graded script left (remediation.inspect) on hand-made databases --------
+def _ledger_db(path: Path) -> Path:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE ledger_entries (partner_id TEXT, period TEXT, amount INT, memo TEXT)")
+    db.execute("CREATE TABLE payouts (partner_id TEXT, amount INT)")
+    base = [("p1", "2026-01", 130, "a"), ("p3", "2026-02", 7, "b")]
+    db.executemany("INSERT INTO ledger_entries VALUES (?, ?, ?, ?)", base)
+    db.execute("INSERT INTO payouts VALUES ('p1', 130)")
+    db.commit()
+    db.close()
+    return path
+
+
+def _project(path: Path) -> dict[str, dict[str, int]]:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        out: dict[str, dict[str, int]] = {p: {} for p in P}
+        for partner, period, amount in db.execute(
+            "SELECT partner_id, period, sum(amount) FROM ledger_entries GROUP BY 1, 2"
+        ):
+            out.setdefault(partner, {})[period] = amount
+        return out
+    finally:
+        db.close()
+
+
+def _inspect(tmp_path: Path, change: str) -> Outcome:
+    import shutil
+    import sqlite3
+
+    from datagauntlet.envs.event_recon.remediation import inspect
+    from datagauntlet.kits.sandbox import WALLS, SandboxResult
+
+    pristine = _ledger_db(tmp_path / "pristine.sqlite")
+    after = tmp_path / "after.sqlite"
+    shutil.copy(pristine, after)
+    db = sqlite3.connect(after)
+    db.executescript(change)
+    db.commit()
+    db.close()
+    run = SandboxResult(0, "", "", 0.1, 0.1, (), WALLS)
+    graded = Truth(**{**truth().__dict__, "project": _project})
+    return inspect(pristine, after, graded, run, change.encode())
+
+
+def test_a_row_edited_in_a_column_the_projection_ignores_still_counts_as_changed(
+    tmp_path: Path,
+) -> None:
+    out = _inspect(tmp_path, "UPDATE ledger_entries SET memo = 'edited' WHERE partner_id = 'p3'")
+    assert out.changed_partners == frozenset({"p3"}) and out.db_changed
+    assert out.projection == _project(tmp_path / "pristine.sqlite")
+    assert not out.payouts_changed
+
+
+def test_a_table_whose_name_holds_a_quote_is_read_not_refused(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, 'CREATE TABLE "odd""name" (x); INSERT INTO "odd""name" VALUES (1);')
+    assert out.projection is not None and out.db_changed
+    assert "unreadable" not in out.detail
+
+
+def test_a_change_to_the_schema_alone_is_a_change(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "ALTER TABLE payouts RENAME COLUMN amount TO paid")
+    assert out.db_changed and not out.payouts_changed and out.changed_partners == frozenset()
+
+
+def test_reading_the_left_database_is_bounded_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datagauntlet.envs.event_recon import remediation
+
+    # a script that leaves enough rows that reading them takes many progress-handler steps
+    pad = (
+        "CREATE TABLE pad (x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+        "WHERE i < 20000) INSERT INTO pad SELECT i FROM n;"
+    )
+    fine = _inspect(tmp_path, pad)
+    assert fine.projection is not None and fine.db_changed and "unreadable" not in fine.detail
+    monkeypatch.setattr(remediation, "READ_SECONDS", 0.0)
+    (tmp_path / "late").mkdir()
+    late = _inspect(tmp_path / "late", pad)
+    assert "interrupted" in late.detail.get("unreadable", "")
+    assert late.projection is None and late.payouts_changed and late.db_changed
