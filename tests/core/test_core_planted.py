@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from datagauntlet.core import seeding
-from datagauntlet.core.action_log import GENESIS, ActionLog, _digest
+from datagauntlet.core.action_log import GENESIS, ActionLog, _digest, canonical_json
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task, loads_strict
@@ -52,9 +52,18 @@ def test_renumbered_entries_with_a_rehashed_chain_are_not_intact() -> None:
     for i, entry in enumerate(log.entries):
         entry.seq = i + 1
         entry.prev_hash = prev
-        entry.hash = _digest(entry, entry.args_json)
+        # a closed entry no longer keeps its arguments' text: hash what chain_intact re-derives
+        entry.hash = _digest(entry, canonical_json(entry.args))
         prev = entry.hash
     assert not log.chain_intact()
+    for i, entry in enumerate(log.entries):  # the same forgery with the true numbers passes
+        entry.seq = i
+    prev = GENESIS
+    for entry in log.entries:
+        entry.prev_hash = prev
+        entry.hash = _digest(entry, canonical_json(entry.args))
+        prev = entry.hash
+    assert log.chain_intact()
 
 
 def test_entry_seq_is_its_position() -> None:
@@ -492,3 +501,28 @@ def test_text_sha256_is_the_sha256_of_the_utf8_text_whatever_the_slice_size() ->
     for chunk in (1, 2, 3, 7, 1 << 20):
         assert text_sha256(text, chunk) == want
     assert text_sha256("") == hashlib.sha256(b"").hexdigest()
+
+
+def test_bound_newest_replaces_only_the_newest_entrys_oversized_arguments() -> None:
+    from datagauntlet.core.action_log import text_sha256
+
+    log = ActionLog()
+    for _ in range(2):
+        log.close_entry(log.open_entry("t", {"n": "y" * 300}), True, "ok")
+    big = {"x": "a" * 500}
+    entry = log.open_entry("t", big)
+    log.bound_newest(100)
+    text = json.dumps(big, sort_keys=True, separators=(",", ":"))
+    assert entry.args == {
+        "_preview": text[:50],
+        "_characters": len(text),
+        "_sha256": text_sha256(text),
+    }
+    log.close_entry(entry, False, "refused")
+    assert [e.args for e in log.entries[:2]] == [{"n": "y" * 300}] * 2  # the older ones kept
+    assert log.chain_intact()
+    small = log.open_entry("t", {"x": 1})
+    log.bound_newest(100)
+    assert small.args == {"x": 1}
+    log.close_entry(small, False, "refused")
+    assert log.chain_intact()
