@@ -297,3 +297,71 @@ def test_reading_the_left_database_is_bounded_in_time(
     late = _inspect(tmp_path / "late", pad)
     assert "interrupted" in late.detail.get("unreadable", "")
     assert late.projection is None and late.payouts_changed and late.db_changed
+
+
+# --- rules mutation testing showed had no test of their own (docs/mutation/) ----------------
+def test_a_report_without_a_graded_run_earns_nothing() -> None:
+    s = grade(truth(), report(PERFECT), None, [])
+    assert s.reward == 0.0 and s.metrics["validity"] == 0
+    assert s.metrics["failure_code"] == "no_report"
+
+
+def test_no_findings_report_zero_precision_and_recall() -> None:
+    s = grade(truth(), report([]), outcome(REPAIRED), [])
+    assert s.metrics["failure_code"] == "no_findings"
+    assert (s.metrics["precision"], s.metrics["recall"], s.metrics["f1"]) == (0.0, 0.0, 0.0)
+
+
+def test_identification_and_grounding_with_nothing_to_compare_are_zero() -> None:
+    from datagauntlet.envs.event_recon.grader import grounding, identification
+
+    empty = Truth(**{**truth().__dict__, "manifest": frozenset(), "evidence": {}})
+    claims = {("duplicate_delivery", "p1"): {"e1"}}
+    assert identification(empty, claims) == (0.0, 0.0, 0.0)
+    assert identification(truth(), {}) == (0.0, 0.0, 0.0)
+    assert grounding(truth(), {}) == 0.0
+
+
+def test_a_manifest_pair_without_listed_evidence_grounds_nothing() -> None:
+    from datagauntlet.envs.event_recon.grader import grounding
+
+    t = truth()
+    partial = Truth(**{**t.__dict__, "evidence": {("duplicate_delivery", "p1"): frozenset({"e1"})}})
+    claims = {("duplicate_delivery", "p1"): {"e1"}, ("schema_drift", "p2"): {"e9"}}
+    assert grounding(partial, claims) == 0.5
+
+
+def test_a_partner_missing_from_the_projection_has_no_balance() -> None:
+    from datagauntlet.envs.event_recon.grader import ledger
+
+    without_p4 = {k: v for k, v in REPAIRED.items() if k != "p4"}  # p4's balance is empty
+    assert ledger(truth(), outcome(without_p4)).correctness == 1.0
+    without_p3 = {k: v for k, v in REPAIRED.items() if k != "p3"}  # p3 had a balance
+    lost = ledger(truth(), outcome(without_p3))
+    assert (lost.correctness, lost.regressed) == (0.0, 1)
+
+
+def test_an_unreadable_ledger_repairs_nobody_and_preserves_nothing() -> None:
+    from datagauntlet.envs.event_recon.grader import LedgerResult, ledger
+
+    assert ledger(truth(), outcome(None)) == LedgerResult(0.0, 0.0, 0, 2)
+    s = grade(truth(), report(PERFECT), outcome(None), [])
+    assert s.metrics["partners_repaired"] == 0 and s.metrics["partners_regressed"] == 2
+    assert s.components["non_destructiveness"]["value"] == 0.0
+
+
+def test_each_invented_partner_counts_once_as_regressed() -> None:
+    invented = {**REPAIRED, "p9": {"2026-01": 5}, "p8": {"2026-02": 1}, "p7": {}}
+    s = grade(truth(), report(PERFECT), outcome(invented), [])
+    assert s.metrics["partners_regressed"] == 2 and s.metrics["failure_code"] == "ledger_regression"
+
+
+def test_with_no_healthy_partner_preservation_is_the_ledger_share() -> None:
+    from datagauntlet.envs.event_recon.grader import ledger
+
+    t = truth()
+    all_broken = Truth(**{**t.__dict__, "partners": ("p1", "p2")})
+    half = {"p1": {"2026-01": 100}, "p2": {"2026-01": 0}}
+    lr = ledger(all_broken, outcome(half))
+    assert (lr.correctness, lr.preservation) == (0.5, 0.5)
+    assert ledger(all_broken, outcome(REPAIRED)).preservation == 1.0
