@@ -365,3 +365,41 @@ def test_with_no_healthy_partner_preservation_is_the_ledger_share() -> None:
     lr = ledger(all_broken, outcome(half))
     assert (lr.correctness, lr.preservation) == (0.5, 0.5)
     assert ledger(all_broken, outcome(REPAIRED)).preservation == 1.0
+
+
+def test_log_metrics_count_calls_per_tool_and_executed_queries() -> None:
+    from datagauntlet.core.action_log import ActionLog
+
+    log = ActionLog()
+    for tool_name, ran in [
+        ("sql_query", True),
+        ("sql_query", False),
+        ("sql_query", True),
+        ("read_file", True),
+        ("bash", False),  # not a tool of this env: a turn, not a call of any tool
+        ("read_file", False),
+    ]:
+        log.close_entry(log.open_entry(tool_name, {}), ran, "")
+    m = grade(truth(), report(PERFECT), outcome(REPAIRED), log.entries).metrics
+    assert m["turns"] == 6
+    assert (m["calls_sql_query"], m["sql_queries"], m["calls_read_file"]) == (3, 2, 2)
+    assert (m["calls_write_file"], m["calls_run_python"], m["calls_submit_report"]) == (0, 0, 0)
+
+
+def test_script_metrics_come_from_the_graded_run_or_are_zero_without_one() -> None:
+    ran = outcome(REPAIRED, script_bytes=321, script_lines=12, violations=("audit: open",))
+    m = grade(truth(), report(PERFECT), ran, []).metrics
+    assert (m["script_bytes"], m["script_lines"], m["sandbox_violations"]) == (321, 12, 1)
+    none = grade(truth(), None, None, []).metrics
+    assert {k: none[k] for k in ("script_bytes", "script_lines", "sandbox_violations")} == {
+        "script_bytes": 0,
+        "script_lines": 0,
+        "sandbox_violations": 0,
+    }
+    assert (none["partners_repaired"], none["partners_regressed"]) == (0, 0)
+
+
+def test_a_ledger_without_its_partner_column_is_unreadable_by_name(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "ALTER TABLE ledger_entries RENAME COLUMN partner_id TO pid")
+    assert out.projection is None
+    assert out.detail == {"unreadable": "ledger_entries has no column partner_id"}
