@@ -403,3 +403,17 @@ def test_a_ledger_without_its_partner_column_is_unreadable_by_name(tmp_path: Pat
     out = _inspect(tmp_path, "ALTER TABLE ledger_entries RENAME COLUMN partner_id TO pid")
     assert out.projection is None
     assert out.detail == {"unreadable": "ledger_entries has no column partner_id"}
+
+
+def test_precision_recall_and_f1_are_reported_to_six_digits() -> None:
+    three = truth(
+        {
+            ("duplicate_delivery", "p1"): {"e1"},
+            ("schema_drift", "p2"): {"e9"},
+            ("timezone_boundary", "p3"): {"e4"},
+        }
+    )
+    claims = [*PERFECT, {"family": "timezone_boundary", "partner_id": "p4", "event_id": "x"}]
+    m = grade(three, report(claims), outcome(REPAIRED), []).metrics
+    assert (m["precision"], m["recall"]) == (0.666667, 0.666667)
+    assert m["f1"] == round(f_beta(2 / 3, 2 / 3, 1.0), 6) == 0.666667

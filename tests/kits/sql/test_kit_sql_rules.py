@@ -68,3 +68,35 @@ def test_cells_are_cut_past_the_limit_only(db: sqlite3.Connection) -> None:
     )
     assert res.rows == [["0x01" + CUT_MARK]] and res.cells_cut == 1
     assert SqlSandbox(db, lim).query("SELECT 'ab'").cells_cut == 0
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("SELECT 1; SELECT 2", "one statement per call: stacked statements are refused"),
+        (
+            "SELECT * FROM t WHERE a LIKE 'aaaaaaaaaa'",
+            "query refused: LIKE/GLOB pattern longer than 5",
+        ),
+        (
+            "INSERT INTO t VALUES ('y', NULL)",
+            "run_sql is read-only: INSERT is not allowed (SELECT only)",
+        ),
+        (
+            "SELECT load_extension('x')",
+            "run_sql: function load_extension() is not allowed; plain SELECTs over the tables only",
+        ),
+        (
+            "SELECT * FROM json_each('[1]')",
+            "run_sql: table-valued function json_each() is not allowed; plain SELECTs over the "
+            "tables only",
+        ),
+        ("SELECT * FROM nope", "SQL error: no such table: nope"),
+    ],
+)
+def test_each_refusal_says_why_in_one_line(
+    db: sqlite3.Connection, query: str, message: str
+) -> None:
+    with pytest.raises(SqlRefused) as caught:
+        SqlSandbox(db, SandboxLimits(max_like_pattern=5)).query(query)
+    assert str(caught.value) == message
