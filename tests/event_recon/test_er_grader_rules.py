@@ -417,3 +417,13 @@ def test_precision_recall_and_f1_are_reported_to_six_digits() -> None:
     m = grade(three, report(claims), outcome(REPAIRED), []).metrics
     assert (m["precision"], m["recall"]) == (0.666667, 0.666667)
     assert m["f1"] == round(f_beta(2 / 3, 2 / 3, 1.0), 6) == 0.666667
+
+
+def test_a_regression_is_valid_and_keeps_the_report_credit() -> None:
+    # only the first six failure codes void the episode: a regressed ledger scores its report
+    regressed = {**REPAIRED, "p3": {"2026-02": 8}}
+    s = grade(truth(), report(PERFECT), outcome(regressed), [])
+    assert s.metrics["failure_code"] == "ledger_regression" and s.metrics["validity"] == 1
+    assert s.reward == pytest.approx(
+        WEIGHTS["defect_identification"] + WEIGHTS["evidence_grounding"]
+    )
