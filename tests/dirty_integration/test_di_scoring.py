@@ -115,3 +115,38 @@ def test_weights_are_the_single_source() -> None:
         "type_handling": 0.2,
         "budget_discipline": 0.2,
     }
+
+
+# --- rules mutation testing showed had no test of their own (docs/mutation/) ----------------
+def test_an_empty_submission_reports_every_metric_and_misses_every_record() -> None:
+    ep = _episode(profile="clean")
+    s = _submit(ep, [])
+    assert s.reward == 0.0
+    assert s.metrics["records_missed"] == len(ep.world.records)
+    assert s.metrics["duplicates_submitted"] == 0 and s.metrics["turns"] == 1
+
+
+def test_past_the_quota_the_api_answers_429_and_says_so() -> None:
+    ep = _episode(profile="realistic")
+    quota = ep.world.quota
+    assert quota is not None
+    for _ in range(quota):
+        ep.api.fetch(None)
+    assert ep.api.fetch(None) == (
+        429,
+        {"error": "429 Too Many Requests: request quota exceeded", "status": 429},
+    )
+
+
+@pytest.mark.parametrize(("length", "shown"), [(40, 40), (41, 37)])
+def test_an_unknown_cursor_is_refused_with_it_cut_to_forty_characters(
+    length: int, shown: int
+) -> None:
+    ep = _episode(profile="clean")
+    cursor = "c" * length
+    result = ep.call("fetch_page", {"cursor": cursor})
+    quoted = repr(cursor if shown == length else cursor[:shown] + "...")
+    assert result == {
+        "error": f"unknown cursor {quoted}: pass null for the first page, "
+        "then a next_cursor exactly as the API returned it"
+    }
