@@ -96,3 +96,4 @@ def test_only_an_executed_look_at_that_batch_before_the_action_counts() -> None:
     assert not _looked("stage_b1", "b1", _log(blind, act), 1)
     assert not _looked("stage_b1", "b1", _log(act, mine), 0)  # looked only after acting
     assert not _looked("stage_b1", "b1", _log(mine), 0)  # no action: nothing came before it
+    assert not _looked("stage_b1", "b1", _log(other, blind), 5)  # the log ends with no look

@@ -11,8 +11,12 @@ import pytest
 from datagauntlet.core.toolset import ToolError
 from datagauntlet.kits.workspace import WorkspaceToolset
 
-# One-, two-, three- and four-byte characters, in every order.
-TEXT = "a\u00e9\u20ac\U0001f600b\U0001f600\u20ac\u00e9c\u00e9\U0001f600\u20acd"
+# One-, two-, three- and four-byte characters, in every order, with the edge lead bytes (E0, F0)
+# and continuation bytes of 0x80 (U+0100, U+0800, U+1000).
+TEXT = (
+    "a\u00e9\u20ac\U0001f600b\U0001f600\u20ac\u00e9c\u00e9\U0001f600\u20acd"
+    "\u0100x\u0800y\u1000\u0100\u0800\U00010000z\u1000"
+)
 
 
 def _ws(tmp_path: Path, cap: int, files: dict[str, str | bytes]) -> WorkspaceToolset:
@@ -136,3 +140,11 @@ def test_a_write_whose_temporary_name_is_too_long_is_refused_and_leaves_nothing(
     with pytest.raises(ToolError, match=r"could not write .nnn.*File name too long"):
         ws.write_file("n" * 250, "data")
     assert sorted(os.listdir(ws.root or "")) == ["a.txt"]
+
+
+def test_invalid_bytes_page_through_even_under_a_small_cap(tmp_path: Path) -> None:
+    # 0xC0 is a lead byte (of an overlong form): cut before it like any other
+    ws = _ws(tmp_path, 3, {"a": b"ab\xc0\x80cd", "b": b"\x80\x80\x80\x80"})
+    assert ws.read_file("a")["bytes"] == 2
+    page = ws.read_file("b")  # continuation bytes only: nothing to step back to
+    assert page["bytes"] == 3 and page["next_offset"] == 3
