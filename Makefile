@@ -43,7 +43,7 @@ gates: $(STAMP)
 # Mutation testing of the graders and the layers under them (not part of `make test`).
 # Mutation testing (docs/mutation/README.md): incremental; `rm -rf mutants` for a run from scratch.
 mutants: $(STAMP)
-	nice -n 19 $(BIN)/python scripts/mutation_report.py run --write docs/mutation/results.md
+	nice -n 19 $(BIN)/python scripts/mutation_report.py run --write docs/mutation/report.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache mutants
