@@ -186,10 +186,15 @@ def render(summary: dict[str, object]) -> str:
             f"{low:.2f}-{high:.2f}"
         )
     survivors: list[tuple[str, str]] = summary["survivors"]  # type: ignore[assignment]
-    if survivors:
-        lines.append(f"\n{len(survivors)} surviving mutants (see each with `mutmut show NAME`):")
-        lines.extend(f"  {name}  [{status}]" for name, status in survivors)
-    else:
+    judged = [(n, s) for n, s in survivors if s != "not checked"]
+    unrun = Counter(module_of(n) for n, s in survivors if s == "not checked")
+    if unrun:
+        lines.append(f"\n{sum(unrun.values())} mutants not run yet (they count as survivors):")
+        lines.extend(f"  {module}: {n}" for module, n in sorted(unrun.items()))
+    if judged:
+        lines.append(f"\n{len(judged)} surviving mutants (see each with `mutmut show NAME`):")
+        lines.extend(f"  {name}  [{status}]" for name, status in judged)
+    elif not unrun:
         lines.append("\nno surviving mutants outside docs/mutation/equivalent.txt")
     stale = summary["stale_equivalent"]
     if stale:
