@@ -34,16 +34,19 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
-# Every gate of every env over its whole eval and test splits (the tests run a sample).
+# Every gate of every env over its whole eval and test splits (the tests run a sample), and
+# event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
+# README table rendered from it.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2
+	$(BIN)/python -m datagauntlet.envs.event_recon.gate_report --workers 2 --write
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).
+# Mutation testing (docs/mutation/README.md): incremental; `rm -rf mutants` for a run from scratch.
 mutants: $(STAMP)
-	env -u PYTHONPATH nice $(BIN)/mutmut run --max-children 2 > /dev/null || true
-	$(BIN)/python scripts/mutation_report.py
+	nice -n 19 $(BIN)/python scripts/mutation_report.py run --write docs/mutation/report.md
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache mutants
