@@ -24,7 +24,6 @@ import asyncio
 import ssl
 import time
 from collections.abc import AsyncIterator, Iterable
-from typing import Any
 
 import httpx
 
@@ -158,7 +157,9 @@ class Http11Transport(httpx.AsyncBaseTransport):
     def release(self) -> None:
         self._slots.release()
 
-    async def _connect(self, origin: Origin, request: httpx.Request, timeout: float | None) -> _Protocol:
+    async def _connect(
+        self, origin: Origin, request: httpx.Request, timeout: float | None
+    ) -> _Protocol:
         scheme, host, port = origin
         tls: ssl.SSLContext | None = None
         if scheme == "https":
@@ -171,7 +172,7 @@ class Http11Transport(httpx.AsyncBaseTransport):
                     _Protocol, host, port, ssl=tls, server_hostname=sni if tls else None
                 )
         except TimeoutError:
-            raise httpx.ConnectTimeout(f"no connection to {host}:{port} within {timeout} s") from None
+            raise httpx.ConnectTimeout(f"no connection to {host}:{port} in {timeout} s") from None
         except (OSError, ssl.SSLError) as exc:
             raise httpx.ConnectError(f"cannot connect to {host}:{port}: {exc}") from exc
         sock = transport.get_extra_info("socket")
