@@ -102,8 +102,8 @@ def test_keep_alive_reuses_one_connection_for_sequential_requests() -> None:
 
 
 def test_bodies_framed_by_chunks_or_by_close_read_whole() -> None:
-    chunked = (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
-               b"5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n")  # fmt: skip
+    chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n"
+    chunked += b"5;ext=1\r\nhello\r\n1\r\n \r\n5\r\nworld\r\n0\r\nX-Trailer: t\r\n\r\n"
     close = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\nuntil the end"
 
     async def go() -> None:
@@ -185,7 +185,7 @@ def test_idle_connections_expire() -> None:
         "two-lengths",
         "bad-chunk",
         "cut-head",
-    ],  # fmt: skip
+    ],
 )
 def test_a_malformed_answer_is_a_protocol_error_never_a_hang(reply: bytes, match: str) -> None:
     async def go() -> None:
