@@ -55,7 +55,27 @@ def http_client(max_connections: int = 256, timeout: float = 120.0) -> Any:
         ssl_context=_tls_context(),
         socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
     )
-    return httpx.AsyncClient(transport=transport, timeout=timeout)
+    client = httpx.AsyncClient(transport=transport, timeout=timeout)
+    # httpx takes no cookie-jar class; its own rebuilds each request for the jar (a seventh
+    # of a call's CPU) even when the answer sets no cookie
+    client._cookies = _cookie_jar_class()()
+    return client
+
+
+@functools.cache
+def _cookie_jar_class() -> type:
+    import httpx
+
+    class SetCookiesOnly(httpx.Cookies):
+        """httpx's cookies, reading an answer only when it sets one (the jar would find
+        nothing to do otherwise)."""
+
+        def extract_cookies(self, response: httpx.Response) -> None:
+            headers = response.headers
+            if "set-cookie" in headers or "set-cookie2" in headers:
+                super().extract_cookies(response)
+
+    return SetCookiesOnly
 
 
 DEFAULT_REQUEST_TIMEOUT = 120.0
@@ -127,12 +147,14 @@ class OpenAIModel:
             timeout=timeout,
             http_client=http_client(max_connections, timeout),
         )
+        # absolute: the SDK then parses the URL once instead of merging it into its base
+        self._url = f"{str(self.client.base_url).rstrip('/')}/chat/completions"
 
     async def _post(self, body: dict[str, Any]) -> Reply:
         try:
             # cast to httpx.Response: the SDK still raises its typed errors for a bad status
             response = await asyncio.wait_for(
-                self.client.post("/chat/completions", body=body, cast_to=self._raw), self.timeout
+                self.client.post(self._url, body=body, cast_to=self._raw), self.timeout
             )
         except TimeoutError:
             raise RequestTimeout(
