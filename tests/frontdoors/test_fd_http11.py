@@ -371,3 +371,25 @@ def test_an_unreachable_endpoint_is_a_connection_error_for_the_sdk() -> None:
             await model.close()
 
     run(go())
+
+
+def test_cookies_an_answer_sets_are_sent_back_and_none_are_invented() -> None:
+    def answer(req: bytes, n: int) -> bytes:
+        if b"/login" in req.split(b"\r\n")[0]:
+            return ok(extra=b"Set-Cookie: session=abc; Path=/\r\n")
+        return ok()
+
+    async def go() -> None:
+        async with serving(answer) as srv:
+            c = http_client(4, 5.0)
+            try:
+                await c.get(srv.url + "/plain")
+                await c.get(srv.url + "/login")
+                await c.get(srv.url + "/after")
+            finally:
+                await c.aclose()
+            heads = [r.split(b"\r\n\r\n")[0].lower() for r in srv.requests]
+            assert b"cookie:" not in heads[0] and b"cookie:" not in heads[1]
+            assert b"cookie: session=abc" in heads[2]
+
+    run(go())

@@ -263,22 +263,25 @@ def calibrate(
                 rows.extend(summarize(cell_env.config.changed() or overrides, results))
             return rows
         # Every cell's jobs in one map: workers never wait at a cell's end for the slowest
-        # chunk while the next cell's jobs are not yet sent.
+        # chunk while the next cell's jobs are not yet sent. Jobs go task by task (all
+        # policies of a task together), so a task's world, which envs cache, is built in one
+        # worker rather than in each; results come back in the runner's policy-major order.
         jobs: list[Job] = []
-        sizes = []
+        shapes = []
         for _, cell_env, names in cells:
             tasks = cell_env.tasks(split, n)
             config = cell_env.config.as_dict()
-            jobs += [(env.id, config, p, t.as_dict()) for p in names for t in tasks]
-            sizes.append(len(names) * len(tasks))
+            jobs += [(env.id, config, p, t.as_dict()) for t in tasks for p in names]
+            shapes.append((len(names), len(tasks)))
         played = iter(pool.map(jobs))
-        for (overrides, cell_env, _), size in zip(cells, sizes, strict=True):
-            results = []
-            for _ in range(size):
-                results.append(next(played))
-                if progress:
-                    progress(1)
-            rows.extend(summarize(cell_env.config.changed() or overrides, results))
+        for (overrides, cell_env, _), (n_policies, n_tasks) in zip(cells, shapes, strict=True):
+            results: list[EpisodeResult | None] = [None] * (n_policies * n_tasks)
+            for t in range(n_tasks):
+                for p in range(n_policies):
+                    results[p * n_tasks + t] = next(played)
+                    if progress:
+                        progress(1)
+            rows.extend(summarize(cell_env.config.changed() or overrides, results))  # type: ignore[arg-type]
     finally:
         if own is not None:
             own.close()
