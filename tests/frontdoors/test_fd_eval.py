@@ -351,3 +351,21 @@ def test_resume_refuses_results_of_other_versions(tmp_path: Path) -> None:
     records[1]["status"] = "failed"
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     assert main([*args, "--resume"]) == 2
+
+
+def test_both_http_transports_play_the_same_rollouts(mock_model: Any, tmp_path: Path) -> None:
+    env = dg.make("dirty-integration", profile="hostile")
+    server = mock_model(env)
+    seen = {}
+    for transport in ("lean", "httpx"):
+        out = tmp_path / transport
+        code = main(["eval", "--env", env.id, "profile=hostile", "--model", "careful",
+                     "--base-url", server.base_url, "-n", "3", "--concurrency", "3",
+                     "--http-transport", transport, "--out", str(out)])  # fmt: skip
+        assert code == 0
+        seen[transport] = [{k: v for k, v in r.items() if k != "seconds"} for r in _results(out)]
+    assert seen["lean"] == seen["httpx"] and all(r["reward"] == 1.0 for r in seen["lean"])
+    with pytest.raises(SystemExit) as refused:  # argparse: one line naming the choices
+        main(["eval", "--env", env.id, "--base-url", server.base_url, "--model", "careful",
+              "--http-transport", "http3", "--out", str(tmp_path / "x")])  # fmt: skip
+    assert refused.value.code == 2

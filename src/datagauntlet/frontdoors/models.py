@@ -41,21 +41,33 @@ def _tls_context() -> Any:
     return httpx.create_ssl_context()
 
 
-def http_client(max_connections: int = 256, timeout: float = 120.0) -> Any:
-    """An httpx client on the lean HTTP/1.1 transport (see http11: httpx's default one costs
-    most of a request's CPU at scale), with Nagle off: a request's head and body may leave in
-    separate writes, and with Nagle on the body would wait for the server's delayed ACK
-    (~40 ms a call here)."""
+TRANSPORTS = ("lean", "httpx")
+
+
+def http_client(max_connections: int = 256, timeout: float = 120.0, transport: str = "lean") -> Any:
+    """An httpx client with Nagle off (a request's head and body may leave in separate writes;
+    with Nagle on the body would wait for the server's delayed ACK, ~40 ms a call here).
+
+    `lean` (the default) runs on frontdoors/http11.py, HTTP/1.1 keep-alive on asyncio: httpx's
+    stock transport (httpcore) costs most of a request's CPU at hundreds at once. `httpx` is
+    that stock transport, for an endpoint or proxy the lean one does not speak (HTTP/2 only)."""
     import httpx
 
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    if transport == "httpx":
+        limits = httpx.Limits(
+            max_connections=max_connections, max_keepalive_connections=max_connections
+        )
+        stock = httpx.AsyncHTTPTransport(
+            verify=_tls_context(), socket_options=nodelay, limits=limits
+        )
+        return httpx.AsyncClient(transport=stock, timeout=timeout)
+    if transport != "lean":
+        raise ValueError(f"unknown HTTP transport {transport!r}; choose from {TRANSPORTS}")
     from datagauntlet.frontdoors.http11 import Http11Transport
 
-    transport = Http11Transport(
-        max_connections,
-        ssl_context=_tls_context(),
-        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-    )
-    client = httpx.AsyncClient(transport=transport, timeout=timeout)
+    lean = Http11Transport(max_connections, ssl_context=_tls_context(), socket_options=nodelay)
+    client = httpx.AsyncClient(transport=lean, timeout=timeout)
     # httpx takes no cookie-jar class; its own rebuilds each request for the jar (a seventh
     # of a call's CPU) even when the answer sets no cookie
     client._cookies = _cookie_jar_class()()
@@ -127,6 +139,7 @@ class OpenAIModel:
         backoff: float = 0.5,
         timeout: float = DEFAULT_REQUEST_TIMEOUT,
         max_connections: int = 256,
+        transport: str = "lean",
     ) -> None:
         try:
             import httpx
@@ -145,17 +158,17 @@ class OpenAIModel:
             api_key=os.environ.get(api_key_env) or "EMPTY",
             max_retries=0,
             timeout=timeout,
-            http_client=http_client(max_connections, timeout),
+            http_client=http_client(max_connections, timeout, transport),
         )
         # absolute: the SDK then parses the URL once instead of merging it into its base
         self._url = f"{str(self.client.base_url).rstrip('/')}/chat/completions"
 
     async def _post(self, body: dict[str, Any]) -> Reply:
         try:
-            # cast to httpx.Response: the SDK still raises its typed errors for a bad status
-            response = await asyncio.wait_for(
-                self.client.post(self._url, body=body, cast_to=self._raw), self.timeout
-            )
+            # a deadline on this task (wait_for would start a task per call); cast to
+            # httpx.Response: the SDK still raises its typed errors for a bad status
+            async with asyncio.timeout(self.timeout):
+                response = await self.client.post(self._url, body=body, cast_to=self._raw)
         except TimeoutError:
             raise RequestTimeout(
                 f"no complete answer within the request deadline ({self.timeout:g} s)"
