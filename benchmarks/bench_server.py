@@ -1,12 +1,21 @@
-"""The session server under load: 256 concurrent sessions of dirty-integration over WebSocket.
+"""The session server under load: 256 concurrent sessions across every env, paced calls.
 
-Each of 256 clients plays episodes back to back (open a session, page through the API until the
-last page, submit, close), so sessions are created and closed all the time. The server and the
-load generator are separate processes on 127.0.0.1. Printed: sustained tool calls per second,
-latency percentiles, errors, and the server's memory at the start and end of the run. The floor
-is the same WebSocket round trip against an echo endpoint that does no work.
+The server (`datagauntlet server`, 127.0.0.1, port 0) and this load generator are two
+processes. Each session slot replays recorded reference trajectories of its env (see
+server_mix.py) back to back: open a session, make its calls, check the reward in the reply that
+ends it, close, open the next task. Calls are paced open-loop: a slot of an env with share s of
+R calls/s over n slots sends a call every n/(s*R) seconds, and a call's latency runs from the
+moment it was due, so a server that falls behind shows it in the latency instead of slowing
+the clients down (no coordinated omission). Session opening is timed apart from calls.
 
-  python benchmarks/bench_server.py [--seconds 60] [--clients 256]
+Printed, over the window after warm-up: sustained calls/s, latency p50/p99/max (overall and
+per env), errors, sessions open, CPU seconds of server and client (calls per CPU-second reads
+the same on a loaded and a quiet machine), the server's RSS sampled every few seconds, and the
+load average. Floor: the round trip of a call the episode refuses at once, on the idle server.
+
+  python benchmarks/bench_server.py                 # 20 s at 2,000 calls/s (make bench)
+  python benchmarks/bench_server.py --soak 600      # the 10-minute memory soak
+  python benchmarks/bench_server.py --protocol session --mix dirty-integration=256:1
 """
 
 from __future__ import annotations
@@ -14,12 +23,53 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import os
+import random
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "server"))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+here = Path(__file__).resolve().parent
+sys.path.insert(0, str(here.parent / "tests" / "server"))
+sys.path.insert(0, str(here))
+
+from server_mix import Trajectory, parse_mix, record  # noqa: E402
+from wsload import Closed, Http, WebSocket, client_frame  # noqa: E402
+
+CLOSE_FRAME = client_frame(b'{"op": "close"}')
+REFUSED_FRAME = client_frame(b'{"name": "nothing"}')
+
+
+@dataclass
+class EnvStats:
+    calls: int = 0
+    latencies: list[float] = field(default_factory=list)
+    ending: list[float] = field(default_factory=list)  # the calls that end (and score) episodes
+    others: list[float] = field(default_factory=list)
+    opens: list[float] = field(default_factory=list)
+    episodes: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Run:
+    port: int
+    protocol: str
+    window: tuple[float, float]  # perf_counter times: stats count inside it
+    stats: dict[str, EnvStats]
+    open_now: int = 0
+
+    def counts(self, t: float) -> bool:
+        return self.window[0] <= t <= self.window[1]
+
+
+def proc_cpu(pid: int) -> float:
+    """CPU seconds of a process and its reaped children (the sandbox's runs)."""
+    with open(f"/proc/{pid}/stat") as fh:
+        fields = fh.read().rpartition(")")[2].split()
+    return sum(int(x) for x in fields[11:15]) / os.sysconf("SC_CLK_TCK")
 
 
 def rss_mb(pid: int) -> float:
@@ -30,90 +80,167 @@ def rss_mb(pid: int) -> float:
     return 0.0
 
 
-async def client(port: int, deadline: float, latencies: list[float], errors: list[str]) -> int:
-    import websockets
-
-    calls = 0
-    loop = asyncio.get_running_loop()
-    while loop.time() < deadline:
-        reader, writer = await asyncio.open_connection("127.0.0.1", port)
-        body = json.dumps({"env": "dirty-integration", "task": calls % 50}).encode()
-        writer.write(
-            b"POST /sessions HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
-            + f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n".encode()
-            + body
-        )
-        raw = await reader.read()
-        writer.close()
-        head, _, text = raw.partition(b"\r\n\r\n")
-        if b" 201 " not in head.split(b"\r\n")[0]:
-            errors.append(head.split(b"\r\n")[0].decode())
-            await asyncio.sleep(0.05)
-            continue
-        sid = json.loads(text)["session_id"]
-        async with websockets.connect(
-            f"ws://127.0.0.1:{port}/sessions/{sid}/ws", max_size=None
-        ) as ws:
-            cursor, records, done = None, {}, False
-            while not done and loop.time() < deadline:
-                t0 = time.perf_counter()
-                await ws.send(json.dumps({"name": "fetch_page", "arguments": {"cursor": cursor}}))
-                reply = json.loads(await ws.recv())
-                latencies.append(time.perf_counter() - t0)
-                calls += 1
-                if "error" in reply:
-                    errors.append(reply["error"])
-                    break
-                page = reply["result"]
-                if "records" in page:
-                    for r in page["records"]:
-                        records[r["id"]] = r
-                    cursor = page["next_cursor"]
-                    done = cursor is None
-            if done:
-                t0 = time.perf_counter()
-                rows = [{"id": r["id"], "amount": int(r["amount"])} for r in records.values()]
-                await ws.send(
-                    json.dumps({"name": "submit_records", "arguments": {"records": rows}})
-                )
-                reply = json.loads(await ws.recv())
-                latencies.append(time.perf_counter() - t0)
-                calls += 1
-                if "error" in reply or not reply.get("done"):
-                    errors.append(str(reply)[:200])
-            await ws.send(json.dumps({"op": "close"}))
-            await ws.recv()
-    return calls
+def loadavg() -> str:
+    with open("/proc/loadavg") as fh:
+        return " ".join(fh.read().split()[:3])
 
 
-async def run(port: int, seconds: float, clients: int) -> tuple[int, list[float], list[str], float]:
-    latencies: list[float] = []
-    errors: list[str] = []
-    deadline = asyncio.get_running_loop().time() + seconds
-    start = time.perf_counter()
-    counts = await asyncio.gather(
-        *(client(port, deadline, latencies, errors) for _ in range(clients))
-    )
-    return sum(counts), latencies, errors, time.perf_counter() - start
+def _session_id(body: bytes) -> str:
+    at = body.find(b'"session_id"')
+    if at < 0:
+        raise ValueError("no session_id in the opening")
+    start = body.index(b'"', body.index(b":", at) + 1) + 1
+    return body[start : body.index(b'"', start)].decode()
+
+
+async def _open(run: Run, traj: Trajectory, http: Http, ws: WebSocket | None) -> WebSocket:
+    if run.protocol == "chained":
+        assert ws is not None
+        reply = await ws.request(traj.open_frame)
+        if not reply.startswith(b'{"session_id"'):
+            raise Closed(f"open refused: {reply[:200]!r}")
+        return ws
+    status, body = await http.post("/sessions", traj.open_body)
+    if status != 201:
+        raise Closed(f"POST /sessions answered {status}: {body[:200]!r}")
+    return await WebSocket.connect(run.port, f"/sessions/{_session_id(body)}/ws")
+
+
+def _check_end(reply: bytes, traj: Trajectory) -> str | None:
+    try:
+        msg = json.loads(reply)
+        reward = msg["score"]["reward"]
+    except (ValueError, KeyError, TypeError):
+        return f"{traj.env} task {traj.task}: the last reply has no score: {reply[:200]!r}"
+    if not msg.get("done") or reward != traj.reward:
+        return f"{traj.env} task {traj.task}: reward {reward} != in-process {traj.reward}"
+    return None
+
+
+async def slot(run: Run, env: str, trajs: list[Trajectory], first: int, interval: float) -> None:
+    stats, http = run.stats[env], Http(run.port)
+    end = run.window[1]
+    chained = await WebSocket.connect(run.port, "/ws") if run.protocol == "chained" else None
+    await asyncio.sleep(random.random() * min(interval, 2.0))  # spread the first opens
+    i = first
+    try:
+        while time.perf_counter() < end:
+            traj = trajs[i % len(trajs)]
+            i += 1
+            t0 = time.perf_counter()
+            try:
+                ws = await _open(run, traj, http, chained)
+            except (Closed, OSError, ValueError) as exc:
+                if time.perf_counter() < end:
+                    stats.errors.append(str(exc)[:200])
+                await asyncio.sleep(0.05)
+                if run.protocol == "chained":
+                    chained = await WebSocket.connect(run.port, "/ws")
+                continue
+            now = time.perf_counter()
+            if run.counts(now):
+                stats.opens.append(now - t0)
+            run.open_now += 1
+            due = now + interval * random.random()
+            reply = b""
+            last = traj.frames[-1]
+            try:
+                for frame in traj.frames:
+                    delay = due - time.perf_counter()
+                    if delay > 0:
+                        await asyncio.sleep(delay)
+                    if time.perf_counter() >= end:
+                        break
+                    reply = await ws.request(frame)
+                    done = time.perf_counter()
+                    if run.counts(done):
+                        stats.calls += 1
+                        stats.latencies.append(done - due)
+                        (stats.ending if frame is last else stats.others).append(done - due)
+                    if not reply.startswith(b'{"result":'):
+                        stats.errors.append(f"{env}: {reply[:200]!r}")
+                        break
+                    due += interval
+                else:
+                    problem = _check_end(reply, traj)
+                    if problem:
+                        stats.errors.append(problem)
+                    else:
+                        stats.episodes += time.perf_counter() <= end
+                closed = await ws.request(CLOSE_FRAME)
+                if not closed.startswith(b'{"closed":true'):
+                    stats.errors.append(f"{env}: close answered {closed[:200]!r}")
+            except Closed as exc:
+                stats.errors.append(f"{env}: {exc}")
+            finally:
+                run.open_now -= 1
+                if ws is not chained:
+                    ws.close()
+    finally:
+        http.close()
+        if chained is not None:
+            chained.close()
 
 
 async def refused_calls(port: int, n: int) -> list[float]:
     """The floor: round trips of a call the episode refuses at once (an unknown tool)."""
-    import http.client
-
-    import websockets
-
-    conn = http.client.HTTPConnection("127.0.0.1", port)
-    conn.request("POST", "/sessions", body=json.dumps({"env": "dirty-integration"}))
-    sid = json.loads(conn.getresponse().read())["session_id"]
+    http = Http(port)
+    _, body = await http.post("/sessions", b'{"env": "dirty-integration"}')
+    http.close()
+    ws = await WebSocket.connect(port, f"/sessions/{_session_id(body)}/ws")
     lat = []
-    async with websockets.connect(f"ws://127.0.0.1:{port}/sessions/{sid}/ws") as ws:
-        for _ in range(n):
-            t0 = time.perf_counter()
-            await ws.send('{"name": "nothing"}')
-            await ws.recv()
-            lat.append(time.perf_counter() - t0)
+    for _ in range(n):
+        t0 = time.perf_counter()
+        await ws.request(REFUSED_FRAME)
+        lat.append(time.perf_counter() - t0)
+    await ws.request(CLOSE_FRAME)
+    ws.close()
     return lat
+
+
+async def sample_rss(pid: int, every: float, run: Run, out: list[tuple[float, float, int]]) -> None:
+    start = time.perf_counter()
+    while True:
+        out.append((round(time.perf_counter() - start, 1), round(rss_mb(pid), 1), run.open_now))
+        await asyncio.sleep(every)
+
+
+async def load(
+    port: int, pid: int, args: argparse.Namespace, trajs: dict[str, list[Trajectory]]
+) -> dict[str, Any]:
+    mix = parse_mix(args.mix)
+    start = time.perf_counter()
+    window = (start + args.warmup, start + args.warmup + args.seconds)
+    run = Run(port, args.protocol, window, {env: EnvStats() for env in mix})
+    rss: list[tuple[float, float, int]] = []
+    sampler = asyncio.create_task(sample_rss(pid, args.sample, run, rss))
+    tasks = []
+    for env, (n, share) in mix.items():
+        interval = n / (share * args.rate) if share > 0 else 3600.0
+        tasks += [slot(run, env, trajs[env], k, interval) for k in range(n)]
+    gathered = asyncio.gather(*tasks)
+    await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
+    cpu0 = (proc_cpu(pid), _own_cpu(), loadavg())
+    open_at_window: list[int] = []
+    while time.perf_counter() < window[1]:
+        open_at_window.append(run.open_now)
+        await asyncio.sleep(min(0.5, max(0.0, window[1] - time.perf_counter())))
+    cpu1 = (proc_cpu(pid), _own_cpu(), loadavg())
+    await gathered
+    sampler.cancel()
+    return {
+        "run": run,
+        "server_cpu": cpu1[0] - cpu0[0],
+        "client_cpu": cpu1[1] - cpu0[1],
+        "load": (cpu0[2], cpu1[2]),
+        "rss": rss,
+        "open": (min(open_at_window), max(open_at_window)),
+    }
+
+
+def _own_cpu() -> float:
+    t = os.times()
+    return t.user + t.system
 
 
 def pct(values: list[float], q: float) -> float:
@@ -122,43 +249,144 @@ def pct(values: list[float], q: float) -> float:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=20.0, help="measured window (s)")
+    parser.add_argument("--warmup", type=float, default=5.0, help="unmeasured start (s)")
+    parser.add_argument("--soak", type=float, help="a long run of this many seconds")
+    parser.add_argument("--rate", type=float, default=2000.0, help="target tool calls/s")
+    parser.add_argument("--mix", help="env=SESSIONS:SHARE,... (default: server_mix.py)")
+    parser.add_argument("--protocol", choices=["chained", "session"], default="chained")
+    parser.add_argument("--tasks", type=int, default=8, help="recorded tasks per env")
+    parser.add_argument("--sample", type=float, default=5.0, help="RSS sampling period (s)")
+    parser.add_argument("--json", metavar="PATH", help="also write every figure here")
+    args = parser.parse_args()
+    if args.soak:
+        args.seconds, args.warmup, args.sample = args.soak, max(args.warmup, 30.0), 10.0
+    mix = parse_mix(args.mix)
+    trajs = {env: record(env, args.tasks) for env in mix}
+    try:
+        import uvloop
+    except ImportError:
+        uvloop = None
+
     from server_helpers import Server
 
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--seconds", type=float, default=30.0)
-    parser.add_argument("--clients", type=int, default=256)
-    args = parser.parse_args()
-    server = Server("--max-sessions", str(args.clients * 2))
+    server = Server("--max-sessions", str(sum(n for n, _ in mix.values()) + 64))
     try:
         pid = server.proc.pid
-        floor_lat = asyncio.run(refused_calls(server.port, 2000))
-        rss_start = rss_mb(pid)
-        calls, lat, errors, elapsed = asyncio.run(run(server.port, args.seconds, args.clients))
-        rss_end = rss_mb(pid)
+        runner = uvloop.run if uvloop else asyncio.run
+        floor = runner(refused_calls(server.port, 2000))
+        out = runner(load(server.port, pid, args, trajs))
         health = server.request("GET", "/health")[1]
     finally:
         server.stop()
+    show(args, mix, floor, out, health)
+    if any(s.errors for s in out["run"].stats.values()):
+        raise SystemExit(1)  # make bench reports this script as failed
+
+
+def show_envs(run: Run, mix: Any, seconds: float) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(title="per env (latency in ms, from when each call was due)")
+    for name in ("env", "sessions", "calls/s", "p50", "p99", "p99 not ending", "ending p50"):
+        if name == "env":
+            table.add_column(name, no_wrap=True, min_width=17)
+        else:
+            table.add_column(name, justify="right")
+    for name in ("open p50", "open p99", "episodes", "errors"):
+        table.add_column(name, justify="right")
+    for env, s in run.stats.items():
+        table.add_row(
+            env,
+            str(mix[env][0]),
+            f"{s.calls / seconds:,.0f}",
+            f"{pct(s.latencies, 0.5):.2f}",
+            f"{pct(s.latencies, 0.99):.2f}",
+            f"{pct(s.others, 0.99):.2f}",
+            f"{pct(s.ending, 0.5):.1f}" if s.ending else "-",
+            f"{pct(s.opens, 0.5):.1f}" if s.opens else "-",
+            f"{pct(s.opens, 0.99):.1f}" if s.opens else "-",
+            str(s.episodes),
+            str(len(s.errors)),
+        )
+    console = Console()
+    if not console.is_terminal:
+        console.width = max(console.width, 120)
+    console.print(table)
+
+
+def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, health: Any) -> None:
     from benchlib import Report
 
+    run: Run = out["run"]
+    stats = list(run.stats.values())
+    calls = sum(s.calls for s in stats)
+    lat = [x for s in stats for x in s.latencies]
+    errors = [e for s in stats for e in s.errors]
+    seconds = run.window[1] - run.window[0]
+    rss = out["rss"]
+    warm = [r for r in rss if r[0] >= args.warmup] or rss
+    total = sum(n for n, _ in mix.values())
     report = Report(
-        f"session server: {args.clients} concurrent dirty-integration sessions over WebSocket"
+        f"session server: {total} sessions across {len(mix)} envs, {args.rate:,.0f} calls/s "
+        f"offered ({args.protocol} WebSocket)"
     )
-    report.note(f"{elapsed:.0f} s, {health['created']} sessions made and closed")
-    report.add("tool calls per second", round(calls / elapsed), "/s")
-    for q in (0.5, 0.99):
-        report.add(
-            f"latency p{int(q * 100)}",
-            round(pct(lat, q), 2),
-            "ms",
-            round(pct(floor_lat, q), 2),
-            "a call the episode refuses at once",
-        )
+    report.note(
+        f"{seconds:.0f} s measured after {args.warmup:.0f} s warm-up; load average "
+        f"{out['load'][0]} -> {out['load'][1]}; {health['created']} sessions made"
+    )
+    report.add("tool calls per second", round(calls / seconds), "/s")
+    fl = (round(pct(floor, 0.5), 2), round(pct(floor, 0.99), 2))
+    label = "a refused call, idle server"
+    report.add("latency p50 (from when due)", round(pct(lat, 0.5), 2), "ms", fl[0], label)
+    report.add("latency p99 (from when due)", round(pct(lat, 0.99), 2), "ms", fl[1], label)
+    report.add("latency max", round(pct(lat, 1.0), 1), "ms")
     report.add("errors", len(errors))
-    report.add("server RSS at start", round(rss_start), "MB")
-    report.add("server RSS at end", round(rss_end), "MB")
+    report.add("sessions open (min-max)", f"{out['open'][0]}-{out['open'][1]}")
+    report.add("server CPU", round(out["server_cpu"] / seconds * 100), "% of a core")
+    report.add("client CPU", round(out["client_cpu"] / seconds * 100), "% of a core")
+    cpu = out["server_cpu"] + out["client_cpu"]
+    report.add("calls per CPU-second (server)", round(calls / max(out["server_cpu"], 1e-9)), "")
+    report.add("calls per CPU-second (server + client)", round(calls / max(cpu, 1e-9)), "")
+    report.add("server RSS after warm-up", warm[0][1], "MB")
+    report.add("server RSS at end (max)", f"{rss[-1][1]} ({max(r[1] for r in warm)})", "MB")
     report.show()
+    show_envs(run, mix, seconds)
     if errors:
-        print("first errors:", errors[:3])
+        print("first errors:", errors[:5])
+    if args.json:
+        figures = {
+            "calls_per_s": calls / seconds,
+            "p50_ms": pct(lat, 0.5),
+            "p99_ms": pct(lat, 0.99),
+            "max_ms": pct(lat, 1.0),
+            "errors": len(errors),
+            "floor_p50_ms": fl[0],
+            "floor_p99_ms": fl[1],
+            "server_cpu_s": out["server_cpu"],
+            "client_cpu_s": out["client_cpu"],
+            "seconds": seconds,
+            "load": out["load"],
+            "open": out["open"],
+            "rss": rss,
+            "per_env": {
+                env: {
+                    "calls_per_s": s.calls / seconds,
+                    "p50_ms": pct(s.latencies, 0.5),
+                    "p99_ms": pct(s.latencies, 0.99),
+                    "not_ending_p99_ms": pct(s.others, 0.99),
+                    "ending_p50_ms": pct(s.ending, 0.5),
+                    "open_p50_ms": pct(s.opens, 0.5),
+                    "open_p99_ms": pct(s.opens, 0.99),
+                    "episodes": s.episodes,
+                    "errors": len(s.errors),
+                }
+                for env, s in run.stats.items()
+            },
+        }
+        Path(args.json).write_text(json.dumps(figures, indent=1) + "\n")
 
 
 if __name__ == "__main__":

@@ -21,13 +21,14 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
+from datagauntlet.frontdoors.episode_threads import EpisodeThread
 
 T = TypeVar("T")
 
@@ -61,6 +62,16 @@ class InlineSteps:
             future.set_exception(exc)
         return future
 
+    def submit_async(
+        self, loop: asyncio.AbstractEventLoop, fn: Callable[..., T], *args: Any
+    ) -> asyncio.Future[T]:
+        future: asyncio.Future[T] = loop.create_future()
+        try:
+            future.set_result(fn(*args))
+        except Exception as exc:
+            future.set_exception(exc)
+        return future
+
     def shutdown(self, wait: bool = True) -> None:
         return None
 
@@ -69,7 +80,7 @@ class LiveEpisode:
     """Build with `await LiveEpisode.open(env, task)` or `LiveEpisode.open_sync(env, task)`;
     `inline=True` runs the steps on the caller's thread (see InlineSteps)."""
 
-    def __init__(self, pool: ThreadPoolExecutor | InlineSteps, ep: Episode) -> None:
+    def __init__(self, pool: EpisodeThread | InlineSteps, ep: Episode) -> None:
         self._pool = pool
         self.ep = ep
         # read once: a door lists them on every request, and they never change
@@ -82,27 +93,22 @@ class LiveEpisode:
         self._lock = threading.Lock()  # orders "submit a step" against "close"
 
     # --- making one ---------------------------------------------------------------------
-    @staticmethod
-    def _pool_for() -> ThreadPoolExecutor:
-        return ThreadPoolExecutor(max_workers=1, thread_name_prefix="dg-episode")
-
     @classmethod
     async def open(cls, env: Environment, task: Task, inline: bool = False) -> LiveEpisode:
         if inline:
             return cls._make(InlineSteps(), env, task)
-        pool = cls._pool_for()
+        # Thread.start waits until the new thread runs: done from a helper thread, that wait
+        # never stalls the event loop. A free thread is taken at once.
+        pool = EpisodeThread.take_free() or await asyncio.to_thread(EpisodeThread)
         try:
-            # The first submit starts the episode's thread, and Thread.start waits until the new
-            # thread runs: done from a helper thread, that wait never stalls the event loop.
-            first = await asyncio.to_thread(pool.submit, cls._make, pool, env, task)
-            return await asyncio.wrap_future(first)
+            return await pool.submit_async(asyncio.get_running_loop(), cls._make, pool, env, task)
         except BaseException:
             pool.shutdown(wait=False)
             raise
 
     @classmethod
     def open_sync(cls, env: Environment, task: Task) -> LiveEpisode:
-        pool = cls._pool_for()
+        pool = EpisodeThread.acquire()
         try:
             return pool.submit(cls._make, pool, env, task).result()
         except BaseException:
@@ -110,9 +116,7 @@ class LiveEpisode:
             raise
 
     @classmethod
-    def _make(
-        cls, pool: ThreadPoolExecutor | InlineSteps, env: Environment, task: Task
-    ) -> LiveEpisode:
+    def _make(cls, pool: EpisodeThread | InlineSteps, env: Environment, task: Task) -> LiveEpisode:
         ep = env.episode(task)
         try:
             return cls(pool, ep)
@@ -126,6 +130,12 @@ class LiveEpisode:
             if self._closed:
                 return None
             return self._pool.submit(fn, *args)
+
+    def _submit_async(self, fn: Callable[..., T], *args: Any) -> asyncio.Future[T] | None:
+        with self._lock:
+            if self._closed:
+                return None
+            return self._pool.submit_async(asyncio.get_running_loop(), fn, *args)
 
     def _step(self, name: Any, arguments: Any) -> Step:
         was_done = self.ep.done
@@ -161,8 +171,8 @@ class LiveEpisode:
 
     async def call(self, name: Any, arguments: Any = None) -> Step:
         """One tool call, exactly as the agent sent it (raw JSON text or an object)."""
-        future = self._submit(self._step, name, arguments)
-        return Step(dict(CLOSED)) if future is None else await asyncio.wrap_future(future)
+        future = self._submit_async(self._step, name, arguments)
+        return Step(dict(CLOSED)) if future is None else await future
 
     def call_sync(self, name: Any, arguments: Any = None) -> Step:
         future = self._submit(self._step, name, arguments)
@@ -170,18 +180,18 @@ class LiveEpisode:
 
     async def answer(self, text: str) -> Step | None:
         """The agent's final message, read as the env declares (None: the env reads none)."""
-        future = self._submit(self._answer, text)
-        return None if future is None else await asyncio.wrap_future(future)
+        future = self._submit_async(self._answer, text)
+        return None if future is None else await future
 
     def answer_sync(self, text: str) -> Step | None:
         future = self._submit(self._answer, text)
         return None if future is None else future.result()
 
     async def score(self) -> Score:
-        future = self._submit(self._score)
+        future = self._submit_async(self._score)
         if future is None:
             raise RuntimeError("the episode is closed")
-        return await asyncio.wrap_future(future)
+        return await future
 
     def score_sync(self) -> Score:
         future = self._submit(self._score)
@@ -192,10 +202,10 @@ class LiveEpisode:
     async def run(self, fn: Callable[[Episode], T]) -> T:
         """Anything else done with the episode (a policy playing it, a read of its log), on
         its own thread, after the steps already asked for."""
-        future = self._submit(fn, self.ep)
+        future = self._submit_async(fn, self.ep)
         if future is None:
             raise RuntimeError("the episode is closed")
-        return await asyncio.wrap_future(future)
+        return await future
 
     def run_sync(self, fn: Callable[[Episode], T]) -> T:
         future = self._submit(fn, self.ep)

@@ -11,7 +11,8 @@ endpoint per session, and OpenEnv's environment API.
 | `POST /sessions/{id}/answer` `{text}` | the final answer, where the env reads one |
 | `GET /sessions/{id}/score` | the score, once the episode is done (409 before) |
 | `DELETE /sessions/{id}` | close it |
-| `WS /sessions/{id}/ws` | the same calls as messages, one reply each |
+| `WS /sessions/{id}/ws` | the same calls as messages, one reply each (ws.py) |
+| `WS /ws` | sessions opened, stepped and closed one after another on one connection (ws.py) |
 | `/sessions/{id}/mcp` | the session's tools over MCP (streamable HTTP) |
 | `/openenv/{env}/...` | OpenEnv's API (see openenv_api.py) |
 
@@ -26,10 +27,12 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from datagauntlet.frontdoors.server import ws
 from datagauntlet.frontdoors.server.protocol import (
     ANSWER_FIELDS,
     CALL_FIELDS,
     BadRequest,
+    dumps,
     object_with,
     parse_json,
     session_request,
@@ -41,9 +44,9 @@ LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
 
 
 def _json(body: Any, status: int = 200) -> Any:
-    from starlette.responses import JSONResponse
+    from starlette.responses import Response
 
-    return JSONResponse(body, status_code=status)
+    return Response(dumps(body), status_code=status, media_type="application/json")
 
 
 def _error(status: int, message: str) -> Any:
@@ -78,9 +81,7 @@ def _step_reply(session: Any, step: Any) -> dict[str, Any]:
 def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> Any:
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
-    from starlette.middleware import Middleware
-    from starlette.middleware.trustedhost import TrustedHostMiddleware
-    from starlette.routing import Route, WebSocketRoute
+    from starlette.routing import Route
 
     from datagauntlet.core.registry import list_envs
     from datagauntlet.frontdoors.server import mcp_mount, openenv_api
@@ -161,9 +162,6 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
             {"session_id": sid, "closed": True, "done": session.live.done, "score": session.final}
         )
 
-    async def websocket(ws: Any) -> Any:
-        await ws_session(store, ws)
-
     async def not_found(request: Any, exc: Any) -> Any:
         status = getattr(exc, "status_code", 404)
         if status == 405:
@@ -209,17 +207,67 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
         Route("/sessions/{sid}/call", call, methods=["POST"]),
         Route("/sessions/{sid}/answer", answer, methods=["POST"]),
         Route("/sessions/{sid}/score", score, methods=["GET"]),
-        WebSocketRoute("/sessions/{sid}/ws", websocket),
         Route("/sessions/{sid}/mcp", mcp_mount.MCPEndpoint(store, allowed_hosts), methods=methods),
         *openenv_api.routes(store),
     ]
-    hosts = [*LOOPBACK_HOSTS, *(allowed_hosts or [])]
-    return Starlette(
+    app = Starlette(
         routes=routes,
-        middleware=[Middleware(TrustedHostMiddleware, allowed_hosts=hosts)],
         exception_handlers={HTTPException: not_found, BadRequest: bad_request, Exception: crashed},
         lifespan=lifespan,
     )
+    return Front(app, store, [*LOOPBACK_HOSTS, *(allowed_hosts or [])])
+
+
+class Front:
+    """The outermost ASGI layer: the Host check (a JSON 400 over HTTP; a refused handshake, 403,
+    over WebSocket), then WebSocket stepping on raw ASGI (ws.py), then the framework for
+    everything else."""
+
+    def __init__(self, app: Any, store: SessionStore, hosts: list[str]) -> None:
+        self.app = app
+        self.store = store
+        self.hosts = {h.lower() for h in hosts if not h.startswith("*.")}
+        self.suffixes = tuple(h[1:].lower() for h in hosts if h.startswith("*."))
+
+    def host_allowed(self, scope: dict[str, Any]) -> bool:
+        host = next((v for k, v in scope["headers"] if k == b"host"), None)
+        if host is None:
+            return False
+        name = host.decode("latin-1").lower()
+        if name.startswith("["):
+            name = name[: name.find("]") + 1]
+        elif name.count(":") == 1:
+            name = name.partition(":")[0]
+        return name in self.hosts or (bool(self.suffixes) and name.endswith(self.suffixes))
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        kind = scope["type"]
+        if kind == "websocket":
+            if not self.host_allowed(scope):
+                await receive()
+                await send({"type": "websocket.close", "code": 1008})
+                return
+            path = scope["path"]
+            if path == "/ws" or ws.session_id_of(path) is not None:
+                await ws.serve(scope, receive, send, self.store)
+                return
+        elif kind == "http" and not self.host_allowed(scope):
+            host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
+            await _send_error(
+                send,
+                400,
+                f"Host header {host[:100]!r} is not allowed: the server answers loopback names "
+                "only (start it with --allow-host NAME to add one)",
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+async def _send_error(send: Any, status: int, message: str) -> None:
+    body = dumps({"error": message, "status": status}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
+    await send({"type": "http.response.start", "status": status, "headers": headers})
+    await send({"type": "http.response.body", "body": body})
 
 
 async def _reap_forever(store: SessionStore) -> None:
@@ -230,58 +278,3 @@ async def _reap_forever(store: SessionStore) -> None:
             await store.reap()
         except Exception as exc:  # one bad close must not stop reaping
             logger.error("reaping failed: %s: %s", type(exc).__name__, exc)
-
-
-async def ws_session(store: SessionStore, ws: Any) -> None:
-    """Messages `{"name", "arguments"}` (a call), `{"text"}` (an answer), `{"op": "score"}` or
-    `{"op": "close"}`; one JSON reply each, errors as `{"error"}`."""
-    from starlette.websockets import WebSocketDisconnect
-
-    await ws.accept()
-    try:
-        session = store.get(ws.path_params["sid"])
-    except UnknownSession:
-        await ws.send_json({"error": "no such session", "status": 404})
-        await ws.close(code=4404)
-        return
-    limit = store.limits.max_message_bytes
-    try:
-        while True:
-            raw = await ws.receive_text()
-            try:
-                reply = await _ws_reply(store, session, parse_json(raw.encode(), limit))
-            except BadRequest as exc:
-                reply = {"error": exc.message, "status": exc.status}
-            await ws.send_json(reply)
-            if reply.get("closed"):
-                await ws.close()
-                return
-    except WebSocketDisconnect:
-        return
-
-
-async def _ws_reply(store: SessionStore, session: Any, msg: Any) -> dict[str, Any]:
-    if isinstance(msg, dict) and msg.get("op") in ("score", "close") and len(msg) == 1:
-        if msg["op"] == "close":
-            with contextlib.suppress(UnknownSession):
-                await store.close(session.id)
-            return {"closed": True, "score": session.final}
-        if not session.live.done:
-            return {
-                "error": "the episode is not over; the score is given when it ends",
-                "status": 409,
-            }
-        return {"score": session.final or (await session.live.score()).as_dict()}
-    session.touch()
-    if isinstance(msg, dict) and "text" in msg:
-        body = object_with(msg, ANSWER_FIELDS, "an answer")
-        step = await session.live.answer(body["text"])
-        if step is None:
-            raise BadRequest(400, f"{session.env.id} reads no final answer; use its tools")
-        return session.record(step)
-    body = object_with(msg, CALL_FIELDS, "a message")
-    if "name" not in body:
-        raise BadRequest(
-            400, 'a message is {"name", "arguments"}, {"text"} or {"op": "score"|"close"}'
-        )
-    return session.record(await session.live.call(body["name"], body.get("arguments")))

@@ -108,6 +108,9 @@ class SessionStore:
     def __len__(self) -> int:
         return len(self._sessions)
 
+    def __contains__(self, session_id: object) -> bool:
+        return session_id in self._sessions
+
     def _env(self, env_id: str, config: dict[str, Any]) -> Environment:
         import datagauntlet as dg
 
