@@ -34,10 +34,13 @@ format: $(STAMP)
 bench: $(STAMP)
 	$(BIN)/python benchmarks/run_all.py
 
-# Every gate of every env over its whole eval and test splits (the tests run a sample).
+# Every gate of every env over its whole eval and test splits (the tests run a sample), and
+# event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
+# README table rendered from it.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2
+	$(BIN)/python -m datagauntlet.envs.event_recon.gate_report --workers 2 --write
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).

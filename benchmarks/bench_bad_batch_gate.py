@@ -9,6 +9,7 @@ import sys
 import time
 from pathlib import Path
 
+import toolpath
 from benchlib import Report
 
 import datagauntlet as dg
@@ -88,8 +89,17 @@ def main() -> int:
         report.note(f"fixture not found at {FIXTURE}: its figures skipped")
     per_agent(dg.make("bad-batch-gate"), "generated eval (standard)", report)
     per_agent(dg.make("bad-batch-gate", families="extended"), "generated eval (extended)", report)
+    sql = toolpath.run_sql_cost()
+    report.add(
+        "run_sql env cost per call (median, careful's queries)",
+        sql.value_us,
+        "us",
+        sql.floor_us,
+        "raw SQLite, same query on a copy of the db",
+    )
     setup_time(report)
     memory(report)
+    report.note(f"load average {toolpath.load()}")
     report.show()
     return 0
 

@@ -1,13 +1,15 @@
 """event-recon speed: a reference episode, the gate suite, and the verifiers door per rollout.
 
-    .venv/bin/python benchmarks/bench_event_recon.py [--tasks 12] [--gates] [--workers 2] [--vf 8]
+    python benchmarks/bench_event_recon.py [--tasks 12] [--gates [--write]] [--workers 2] [--vf 8]
 
 1. A reference episode end to end (world from the cache, workspace, every tool call, the
    graded script in the sandbox, grading), median over `--tasks` public tasks, printed next to
    its floor measured in the same run: the null episode (a workspace and one graded no-op
    script) and a bare `python -I -S -c pass` start. Target: under 2 s.
-2. `--gates`: `datagauntlet gates event-recon --split public --workers N`, the whole suite over
-   the 120 public tasks, wall clock. Target: under 10 minutes on 2 cores.
+2. `--gates`: the full gate run over the 120 public tasks (`gate_report --workers N`, the run
+   `make gates` writes; `--write` rewrites docs/envs/event-recon-gates.json and the README
+   table), wall clock next to its first step's time (every policy played once on every task),
+   and the three slowest gates. Target: under 10 minutes on 2 cores.
 3. `--vf N`: N rollouts through verifiers (the in-package tool-only harness) against the
    scripted model replaying the reference: per-rollout wall time and overhead (wall minus
    model time), from benchmarks/bench_frontdoors.py.
@@ -18,6 +20,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import json
 import statistics
 import subprocess
 import sys
@@ -70,16 +73,31 @@ def episodes(report: Report, n: int) -> None:
     report.add("reference rewards all 1.0", str(all(r == 1.0 for _, r in ref)))
 
 
-def gates(report: Report, workers: int) -> None:
+PLAY_ALL = "(every policy on every task)"  # gate_report's first timing
+
+
+def gates(report: Report, workers: int, write: bool) -> None:
+    """The full gate run (the one `make gates` writes), timed; the floor is its first step, every
+    policy played once on every task (what the gates then add is theirs)."""
+    cmd = [sys.executable, "-m", "datagauntlet.envs.event_recon.gate_report",
+           "--workers", str(workers), "--json", *(["--write"] if write else [])]  # fmt: skip
     start = time.perf_counter()
-    proc = subprocess.run(
-        [sys.executable, "-m", "datagauntlet.cli.main", "gates", "event-recon",
-         "--split", "public", "--workers", str(workers), "--json"],
-        capture_output=True, text=True,
-    )  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, text=True)
     seconds = time.perf_counter() - start
-    report.add(f"gate suite, 120 public tasks, --workers {workers} (target < 600)", seconds, "s")
-    report.add("gate suite exit code", str(proc.returncode))
+    if not proc.stdout.strip():
+        report.add("gate suite", f"FAILED (exit {proc.returncode}): {proc.stderr[-200:]}")
+        return
+    run = json.loads(proc.stdout)
+    passing = sum(1 for r in run["rows"] if r["ok"])
+    report.add(
+        f"gate suite, {run['tasks']} public tasks, --workers {workers} (target < 600)",
+        seconds, "s", run["gate_seconds"].get(PLAY_ALL), "every policy on every task once",
+    )  # fmt: skip
+    slowest = sorted(run["gate_seconds"].items(), key=lambda kv: -kv[1])[:3]
+    for name, s in slowest:
+        report.add(f"  gate {name}", s, "s")
+    report.add("gate rows passing", f"{passing}/{len(run['rows'])}")
+    report.note(f"load average {run['loadavg'][0]} -> {run['loadavg'][1]} during the gate run")
 
 
 def vf(report: Report, n: int) -> None:
@@ -91,7 +109,8 @@ def vf(report: Report, n: int) -> None:
     finally:
         proc.terminate()
         proc.wait()
-    report.add(f"verifiers rollout wall, mean of {rows['rollouts']}", rows["wall_ms_mean"], "ms")
+    report.add(f"verifiers rollout wall, mean of {rows['rollouts']}", rows["wall_ms_mean"], "ms",
+               rows["model_ms_mean"], "the scripted model's time")  # fmt: skip
     report.add("verifiers rollout model time", rows["model_ms_mean"], "ms")
     report.add("verifiers overhead per rollout (wall - model)", rows["overhead_ms_mean"], "ms")
     report.add("  of which setup (the world, the workspace)", rows["setup_ms_mean"], "ms")
@@ -106,6 +125,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=12)
     parser.add_argument("--gates", action="store_true", help="time the full gate suite")
     parser.add_argument("--workers", type=int, default=2)
+    parser.add_argument(
+        "--write", action="store_true", help="with --gates: rewrite the committed gate results"
+    )
     parser.add_argument("--vf", type=int, default=0, help="verifiers rollouts to time")
     args = parser.parse_args()
     sys.path.append(str(HERE))
@@ -114,7 +136,7 @@ def main() -> None:
     report = Report("event-recon speed")
     episodes(report, args.tasks)
     if args.gates:
-        gates(report, args.workers)
+        gates(report, args.workers, args.write)
     if args.vf:
         vf(report, args.vf)
     report.show()

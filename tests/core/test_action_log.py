@@ -42,15 +42,35 @@ def test_dropping_or_reordering_breaks_the_chain() -> None:
 
 def test_editing_arguments_breaks_the_chain() -> None:
     log = _log()
-    log.entries[3].args["i"] = 99  # what the agent sent is rewritten after the fact
+    log.entries[3].args = {"i": 99}  # what the agent sent is rewritten after the fact
+    assert not log.chain_intact()
+    log = _log()
+    log.entries[2].args_json = '{"i":2 }'
     assert not log.chain_intact()
 
 
-def test_arguments_text_given_at_open_must_match() -> None:
+def test_the_log_keeps_what_was_sent_when_the_caller_edits_its_dict_later() -> None:
     log = ActionLog()
-    e = log.open_entry("tool", {"a": 1}, '{"a":2}')  # a caller passing the wrong text is caught
+    args = {"cursor": None, "nested": {"seen": []}}
+    first = log.open_entry("fetch", args)
+    log.close_entry(first, True, "ok")
+    args["cursor"] = "next"  # a policy reusing its dict for the next call
+    args["nested"]["seen"].append(1)
+    second = log.open_entry("fetch", args)
+    log.close_entry(second, True, "ok")
+    assert first.args == {"cursor": None, "nested": {"seen": []}}
+    assert second.args == {"cursor": "next", "nested": {"seen": [1]}}
+    assert log.chain_intact()
+    first.args["cursor"] = "edited"  # a reader's copy: the record is unchanged
+    assert first.args["cursor"] is None and log.chain_intact()
+
+
+def test_what_an_entry_shows_is_what_its_hash_covers() -> None:
+    log = ActionLog()
+    e = log.open_entry("tool", {"a": 1}, '{"a":2}')  # the text given is the record
     log.close_entry(e, True, "ok")
-    assert not log.chain_intact()
+    assert e.args == {"a": 2} and log.as_list()[0]["args"] == {"a": 2}
+    assert log.chain_intact()
 
 
 def test_an_entry_left_open_is_sealed_into_the_chain() -> None:
@@ -74,3 +94,35 @@ def test_each_entry_is_hashed_once(monkeypatch) -> None:  # type: ignore[no-unty
     assert calls == [0, 1, 2, 3]
     monkeypatch.setattr(action_log, "_digest", real)
     assert log.chain_intact()
+
+
+def _reference_digest(entry) -> str:  # type: ignore[no-untyped-def]
+    """The entry hash as the log defines it: sha256 of the canonical JSON of every field but
+    the arguments, a newline, then the arguments' canonical JSON."""
+    import hashlib
+
+    from datagauntlet.core.action_log import canonical_json
+
+    body = entry.body()
+    del body["args"]
+    line = canonical_json(body) + "\n" + canonical_json(entry.args)
+    return hashlib.sha256(line.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def test_entry_hashes_are_the_defined_sha256_for_every_shape_of_entry() -> None:
+    from datagauntlet.core.action_log import _ONE_SLICE
+
+    log = ActionLog()
+    cases = [
+        ("tool", {"a": 1}, True, "ok", None),
+        ('t\u00fcl "quoted"', {"lone": "\ud800"}, False, "summary \udc00 \n", {"z": [1], "a": 2}),
+        ("big", {"blob": "\u00e9" * (_ONE_SLICE + 17)}, True, "", {"rows": list(range(5))}),
+        ("empty", {}, True, "x" * 300, {}),
+    ]
+    for tool, args, executed, summary, detail in cases:
+        entry = log.open_entry(tool, args)
+        log.close_entry(entry, executed, summary, detail)
+    log.open_entry("left open", {"i": 1})
+    assert log.chain_intact()
+    for entry in log.entries:
+        assert entry.hash == _reference_digest(entry), entry.tool

@@ -99,3 +99,10 @@ def test_keyed_draws_past_the_cached_labels_are_the_same_hash() -> None:
     k = Keyed("s")
     for label in [f"row-{i}" for i in range(300)] + ["row-0", "row-299"]:
         assert k.unit(label, 3) == hash64("s", label, 3) / 2**64
+
+
+def test_keyed_draws_of_every_kind_of_index_equal_the_module_hash() -> None:
+    k = Keyed(123)
+    for index in (0, 9, 10, -1, 10**29, 10**30, -(10**30), 10**40, True, False, "7", "", 2.5):
+        assert k._hash("label", index) == hash64(123, "label", index), index
+        assert k.chance("label", index, 0.5) == (hash64(123, "label", index) / 2**64 < 0.5)

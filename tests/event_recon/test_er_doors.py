@@ -75,6 +75,23 @@ def test_vf_eval_runs_offline_with_the_tool_only_harness(mock: Any, tmp_path: Pa
     assert called and called <= FIVE
 
 
+@pytest.mark.parametrize("harness", ["bash", "codex"])
+def test_a_harness_that_executes_code_is_refused_before_any_rollout(harness: str) -> None:
+    # on the subprocess runtime (the only one the tools are reachable from) a code-running
+    # harness is a host shell with this package importable: the truth one import away
+    vf = pytest.importorskip("verifiers.v1")
+    from verifiers.v1.utils.loaders import default_harness_id, harness_class
+
+    with pytest.raises(ValueError, match="executes code"):
+        vf.resolve_env_config(
+            {"taskset": {"id": "event-recon"}, "agent": {"harness": {"id": harness}}}
+        )
+    assert harness_class(harness).EXECUTES_CODE
+    default = vf.resolve_env_config({"taskset": {"id": "event-recon"}})
+    assert default.agent.harness is None and default_harness_id("event-recon") == "event-recon"
+    assert not harness_class("event-recon").EXECUTES_CODE
+
+
 def _messages(trace: dict[str, Any]) -> list[dict[str, Any]]:
     found: list[dict[str, Any]] = []
 

@@ -71,11 +71,34 @@ def test_sweep_bound_is_the_arithmetic_of_its_definition() -> None:
 
 def test_attacker_rows_catch_a_solved_task_and_a_high_ledger() -> None:
     ok = [(0.4, {"ledger_correctness": 0.0})] * 4
-    assert all(r.ok for r in er_gates.attacker_rows("w", [1, 2, 3, 4], ok))
+    assert all(r.ok for r in er_gates.attacker_rows("w", [1, 2, 3, 4], ok, mean_over=1))
     solved = [*ok[:3], (1.0, {"ledger_correctness": 1.0})]
-    rows = {r.name: r for r in er_gates.attacker_rows("w", [1, 2, 3, 4], solved)}
+    rows = {r.name: r for r in er_gates.attacker_rows("w", [1, 2, 3, 4], solved, mean_over=1)}
     assert not rows["w:solved"].ok and not rows["w:ledger-mean"].ok
+    assert not rows["w:ledger-max"].ok
     assert not rows["w:ledger-mean-t4"].ok and rows["w:ledger-mean-t1"].ok
+
+
+def test_attacker_ledger_max_is_invariant_sevens_quarter_on_every_task() -> None:
+    quarter = [(0.4, {"ledger_correctness": 0.25})] * 4
+    rows = {r.name: r for r in er_gates.attacker_rows("w", [1, 2, 3, 4], quarter)}
+    assert rows["w:ledger-max"].ok and rows["w:ledger-max"].value == 0.25
+    over = [*quarter[:3], (0.5, {"ledger_correctness": 1 / 3})]
+    rows = {r.name: r for r in er_gates.attacker_rows("w", [1, 2, 3, 4], over)}
+    assert not rows["w:ledger-max"].ok
+
+
+def test_attacker_mean_lines_are_judged_only_on_whole_tiers() -> None:
+    # one task a tier finishing its quarter reads as a tier mean of 0.25: not a tier's mean
+    one = [(0.4, {"ledger_correctness": 0.0})] * 3 + [(0.4, {"ledger_correctness": 0.25})]
+    rows = {r.name: r for r in er_gates.attacker_rows("w", [1, 2, 3, 4], one)}
+    assert rows["w:ledger-mean-t4"].ok and "not judged on 1 tasks" in rows["w:ledger-mean-t4"].bound
+    assert rows["w:ledger-mean"].ok and "not judged" in rows["w:ledger-mean"].bound
+    tiers = [t for t in (1, 2, 3, 4) for _ in range(er_gates.TIER_TASKS)]
+    whole = [(0.4, {"ledger_correctness": 0.25 if t == 4 else 0.0}) for t in tiers]
+    rows = {r.name: r for r in er_gates.attacker_rows("w", tiers, whole)}
+    assert not rows["w:ledger-mean-t4"].ok and rows["w:ledger-mean-t4"].bound == "<= 0.17"
+    assert rows["w:ledger-mean"].ok and rows["w:ledger-mean"].bound == "<= 0.15"
 
 
 def test_workspace_attacker_solves_nothing_on_the_sample() -> None:

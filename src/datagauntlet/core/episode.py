@@ -19,6 +19,7 @@ from datagauntlet.core.action_log import (
     ActionLog,
     bounded_args,
     canonical_json,
+    canonical_prefix,
     strict_canonical_json,
 )
 from datagauntlet.core.final_answer import FinalAnswer
@@ -60,7 +61,9 @@ class EpisodeClosed(RuntimeError):
 
 
 def summarize(result: dict[str, Any]) -> str:
-    text = canonical_json(result)
+    """The log's line for a result: its canonical JSON, cut to SUMMARY_CHARS (only as much of
+    a large result is encoded as the cut keeps)."""
+    text = canonical_prefix(result, SUMMARY_CHARS + 1)
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
 
 
@@ -194,9 +197,10 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
         """Run one tool call. Never raises for anything an agent can send."""
         if self.closed:
             return {"error": CLOSED_ERROR}
-        before = len(self.log)
+        entries = self.log.entries
+        before = len(entries)
         result = self._call(name, args)
-        self._check_limits(len(self.log) > before and self.log.entries[-1].executed)
+        self._check_limits(len(entries) > before and entries[-1].executed)
         return result
 
     def _check_limits(self, executed: bool) -> None:
@@ -216,7 +220,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
                 args = loads_strict(args) if args.strip() else {}
             except ValueError as exc:
                 return self._refuse(_name(name), args, f"arguments are not valid JSON: {exc}")
-        tool_name = _name(name)
+        tool_name = name if type(name) is str and len(name) <= TOOL_NAME_CHARS else _name(name)
         try:  # serialised once: the check that arguments are plain JSON, and the log's text
             args_json = strict_canonical_json(args)
         except ValueError:
@@ -238,11 +242,14 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
                 f"unknown tool {tool_name!r}; available: {self.tool_names}",
                 args_json,
             )
-        problem = check_arguments(bound.tool, args)
-        if problem:
-            return self._refuse(tool_name, args, f"{tool_name}: {problem}", args_json)
-        entry = self.log.open_entry(tool_name, args, args_json)
-        del args_json  # the entry holds it until it is closed
+        tool = bound.tool
+        if type(args) is not dict or not tool.accepts(args):  # the message only on failure
+            problem = check_arguments(tool, args)
+            if problem:
+                return self._refuse(tool_name, args, f"{tool_name}: {problem}", args_json)
+        log = self.log
+        entry = log.open_entry(tool_name, args, args_json)
+        del args_json  # the entry holds it: the log's record of the call
         self._detail = {}
         try:
             result = bound.handler(**args)
@@ -256,7 +263,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             self.log.bound_newest(REFUSED_ARGS_CHARS)
             self.log.close_entry(entry, False, summarize(result), {"internal_error": True})
             return result
-        self.log.close_entry(entry, True, summarize(result), self._detail)
+        log.close_entry(entry, True, summarize(result), self._detail)
         return result
 
     def _refuse(

@@ -144,8 +144,10 @@ class Toolset:
     def tools(self) -> list[BoundTool]:
         return list(declared_tools(self))
 
+    _note_sink: Callable[..., None] | None = None  # set by `attach`
+
     def note(self, **detail: Any) -> None:
-        sink = self.__dict__.get("_note_sink")
+        sink = self._note_sink
         if sink is not None:
             sink(**detail)
 

@@ -44,10 +44,12 @@ def collect(case: Case, entries: Sequence[Entry]) -> tuple[dict[str, BatchFacts]
     for e in entries:
         if not e.executed:
             continue
-        args = e.args if isinstance(e.args, dict) else {}
         if e.tool == "submit_report":
             report = e.detail.get("report")
         if e.tool not in ("load_batch", "quarantine_batch"):
+            continue
+        args = e.args  # parsed from the log's text: read once
+        if not isinstance(args, dict):
             continue
         f = facts.get(args.get("batch_id"))
         if f is None:
@@ -68,10 +70,12 @@ def _looked(batch_table: str, batch_id: str, entries: Sequence[Entry], before: i
     for e in entries:
         if e.seq >= before:
             return False
-        if not e.executed or not isinstance(e.args, dict):
+        if not e.executed:
             continue
-        if e.tool == "profile_batch" and e.args.get("batch_id") == batch_id:
-            return True
+        if e.tool == "profile_batch":
+            args = e.args  # parsed from the log's text: read once
+            if isinstance(args, dict) and args.get("batch_id") == batch_id:
+                return True
         if e.tool == "run_sql" and batch_table in e.detail.get("tables_read", []):
             return True
     return False

@@ -57,15 +57,22 @@ class Api:
             next_cursor: str | None = self.world.cursors[page]
         else:
             next_cursor = None if last else self.world.cursors[page + 1]
-        records = [
-            {
-                "id": r.id,
-                "amount": str(r.amount) if faults.type_drift else r.amount,
-                "customer": r.customer,
-                "created_at": r.created_at,
-            }
-            for r in self.world.page(page)
-        ]
+        rows = self.world.page(page)
+        if faults.type_drift:  # amounts drift to strings on this response
+            records = [
+                {
+                    "id": r.id,
+                    "amount": str(r.amount),
+                    "customer": r.customer,
+                    "created_at": r.created_at,
+                }
+                for r in rows
+            ]
+        else:
+            records = [
+                {"id": r.id, "amount": r.amount, "customer": r.customer, "created_at": r.created_at}
+                for r in rows
+            ]
         total = len(self.world.records) + faults.inflate_by
         return 200, {"records": records, "next_cursor": next_cursor, "total": total}
 

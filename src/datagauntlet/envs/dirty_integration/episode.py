@@ -64,7 +64,7 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
         super().__init__(env, task)
         self.world = World(task.seed, self.config)
         self.api = Api(self.world)
-        self.submission: list[dict[str, Any]] | None = None
+        self.submission: list[tuple[str, Any]] | None = None
 
     @property
     def system_prompt(self) -> str:
@@ -93,7 +93,8 @@ class DirtyIntegrationEpisode(Episode[DirtyIntegrationConfig]):
         mutates=True,
     )
     def submit_records(self, records: list[dict[str, Any]]) -> dict[str, Any]:
-        self.submission = [{"id": r["id"], "amount": r["amount"]} for r in records]
+        # (id, amount) pairs: the world's own copy, immutable and a third the size of dicts.
+        self.submission = [(r["id"], r["amount"]) for r in records]
         self.finish("submitted")
         return {"status": "accepted", "records_received": len(records)}
 

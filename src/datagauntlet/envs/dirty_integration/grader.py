@@ -23,7 +23,8 @@ def _is_exact_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def grade(world: World, api: Api, submission: list[dict[str, Any]] | None, turns: int) -> Score:
+def grade(world: World, api: Api, submission: list[tuple[str, Any]] | None, turns: int) -> Score:
+    """`submission`: the submitted (id, amount) pairs in order, None if nothing was submitted."""
     truth = world.truth
     metrics: dict[str, Any] = {
         "requests": api.requests,
@@ -35,7 +36,7 @@ def grade(world: World, api: Api, submission: list[dict[str, Any]] | None, turns
     }
     if submission is None:  # no submission, no credit
         return Score.zero(WEIGHTS, metrics)
-    ids = [row["id"] for row in submission]
+    ids = [rid for rid, _ in submission]
     unique = set(ids)
     duplicates = len(ids) - len(unique)
     metrics["duplicates_submitted"] = duplicates
@@ -44,11 +45,11 @@ def grade(world: World, api: Api, submission: list[dict[str, Any]] | None, turns
         return Score.zero(WEIGHTS, metrics)
     jaccard = len(unique & truth.keys()) / len(unique | truth.keys())
     completeness = max(0.0, jaccard - duplicates / len(ids))
-    typed = sum(
-        1
-        for row in submission
-        if _is_exact_int(row["amount"]) and truth.get(row["id"]) == row["amount"]
-    )
+    get = truth.get
+    typed = 0
+    for rid, amount in submission:  # a loop, not sum() over a generator: 100k rows at a time
+        if (type(amount) is int or _is_exact_int(amount)) and get(rid) == amount:
+            typed += 1
     values = {
         "completeness": completeness,
         "type_handling": typed / len(ids),

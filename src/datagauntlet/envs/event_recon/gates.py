@@ -36,6 +36,7 @@ SWEEP_CEILING = 0.32
 ATTACKER_LEDGER_MEAN = 0.15
 ATTACKER_LEDGER_TIER = 0.17
 RERUNS = 200
+TIER_TASKS = 30  # a tier of the public split: the population the mean lines were fitted on
 
 
 @dataclass(frozen=True)
@@ -48,10 +49,11 @@ class Row:
 
 def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict[str, float]]:
     from datagauntlet.core.registry import make
+    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES as CHEAP
 
     config, policy, task = args
     env = make("event-recon", **config)
-    fn = {**env.policies(), **sweep_policies(env_families(env))}[policy]
+    fn = {**env.policies(), **sweep_policies(env_families(env)), **CHEAP}[policy]
     ep = env.episode(Task(**task))
     try:
         fn(ep)
@@ -97,12 +99,22 @@ def probe_max(name: str, rewards: Sequence[float]) -> Row:
     return Row(f"probe-max:{name}", round(high, 4), f"<= {PROBE_CEILING:g}", high <= PROBE_CEILING)
 
 
-def sweep_rows(env: Any, tasks: Sequence[Task], workers: int) -> list[Row]:
+def sweep_rows(
+    env: Any,
+    tasks: Sequence[Task],
+    workers: int,
+    record: dict[str, dict[str, float]] | None = None,
+) -> list[Row]:
+    """The sweep's two rows; `record`, when given, gets each family's reward per task id."""
     families = env_families(env)
-    jobs = [(f"{SWEEP_PREFIX}{f}", t) for f in families for t in tasks]
+    # task-major: a worker plays one task's families back to back, so it builds the world once
+    # and grades the one touch script once (run_graded reuses an identical submission)
+    jobs = [(f"{SWEEP_PREFIX}{f}", t) for t in tasks for f in families]
     results = play_many(env, jobs, workers)
     over = 0
     for (policy, task), (reward, _) in zip(jobs, results, strict=True):
+        if record is not None:
+            record.setdefault(policy[len(SWEEP_PREFIX) :], {})[task.id] = reward
         truth = env.episode_truth(task)
         bound = sweep_bound(truth.manifest, len(truth.partners), policy[len(SWEEP_PREFIX) :])
         over += reward > bound + 1e-6
@@ -110,6 +122,62 @@ def sweep_rows(env: Any, tasks: Sequence[Task], workers: int) -> list[Row]:
     return [
         Row(f"sweep-bound ({len(jobs)} episodes)", over, "== 0", over == 0),
         Row("sweep-max", round(high, 4), f"<= {SWEEP_CEILING:g}", high <= SWEEP_CEILING),
+    ]
+
+
+def cheap_rows(
+    env: Any,
+    tasks: Sequence[Task],
+    workers: int,
+    record: dict[str, dict[str, float]] | None = None,
+) -> list[Row]:
+    """The rows of `cheap_attacks.py`; `record`, when given, gets each one's reward per task."""
+    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES, REPORT_VALUE, partner_bound
+
+    names = list(POLICIES)
+    jobs = [(p, t) for t in tasks for p in names]  # task-major, as in the sweep
+    results = play_many(env, jobs, workers)
+    rewards: dict[str, list[float]] = {p: [] for p in names}
+    for (policy, task), (reward, _) in zip(jobs, results, strict=True):
+        rewards[policy].append(reward)
+        if record is not None:
+            record.setdefault(policy, {})[task.id] = reward
+    families = len(env_families(env))
+    over = 0
+    for task, reward in zip(tasks, rewards["schema_report"], strict=True):
+        truth = env.episode_truth(task)
+        bound = max((partner_bound(truth.manifest, families, p) for p in truth.partners), default=0)
+        over += reward > bound + 1e-6
+    schema = max(rewards["schema_report"], default=0.0)
+    touch = rewards["perfect_report_touch"]
+    exact = bool(touch) and all(abs(r - REPORT_VALUE) < 1e-9 for r in touch)
+    spread = f"{min(touch, default=0.0):.4f}-{max(touch, default=0.0):.4f}"
+    blind = max(rewards["fixed_script_perfect_report"], default=0.0)
+    merged = max(rewards["merged_report"], default=0.0)
+    return [
+        Row(
+            "report-only:perfect_report_touch", spread, f"== {REPORT_VALUE:g} on every task", exact
+        ),
+        probe_max("fixed_script", rewards["fixed_script"]),
+        Row(
+            "report-only:fixed_script_perfect_report",
+            round(blind, 4),
+            f"<= {REPORT_VALUE:g}",
+            blind <= REPORT_VALUE + 1e-9,
+        ),
+        Row(f"schema_report-bound ({len(tasks)} episodes)", over, "== 0", over == 0),
+        Row(
+            "schema_report-max",
+            round(schema, 4),
+            f"<= {SWEEP_CEILING:g}",
+            schema <= SWEEP_CEILING,
+        ),
+        Row(
+            "report-only:merged_report",
+            round(merged, 4),
+            f"<= {REPORT_VALUE:g}",
+            merged <= REPORT_VALUE + 1e-9,
+        ),
     ]
 
 
@@ -127,30 +195,48 @@ def attacker_rows(
     name: str,
     tiers: Sequence[int],
     results: Sequence[tuple[float, dict[str, float]]],
+    mean_over: int = TIER_TASKS,
 ) -> list[Row]:
+    """The attacker solves nothing; its ledger component stays within invariant 7's share on
+    every task, and its means stay under their lines. The mean lines were fitted on whole tiers
+    (30 tasks) and the whole split, so a mean over fewer than `mean_over` tasks a tier is shown
+    but not judged: one task that finishes its quarter would read as a tier mean of 0.25."""
+    from datagauntlet.envs.event_recon.plan import MAX_REPAIRABLE_SHARE
+
     solved = sum(1 for reward, _ in results if reward >= 1.0)
     ledger = [c["ledger_correctness"] for _, c in results]
+    high = round(max(ledger, default=0.0), 4)
     mean = round(statistics.fmean(ledger), 4) if ledger else 0.0
+    per_tier = {t: [v for u, v in zip(tiers, ledger, strict=True) if u == t] for t in set(tiers)}
+    whole = bool(per_tier) and min(len(v) for v in per_tier.values()) >= mean_over
+
+    def line(limit: float, judged: bool, n: int) -> str:
+        return f"<= {limit:g}" if judged else f"<= {limit:g} (not judged on {n} tasks)"
+
     rows = [
         Row(f"{name}:solved", solved, "== 0", solved == 0),
         Row(
+            f"{name}:ledger-max",
+            high,
+            f"<= {MAX_REPAIRABLE_SHARE:g}",
+            high <= MAX_REPAIRABLE_SHARE,
+        ),
+        Row(
             f"{name}:ledger-mean",
             mean,
-            f"<= {ATTACKER_LEDGER_MEAN:g}",
-            mean <= ATTACKER_LEDGER_MEAN,
+            line(ATTACKER_LEDGER_MEAN, whole, len(ledger)),
+            mean <= ATTACKER_LEDGER_MEAN or not whole,
         ),
     ]
-    for tier in sorted(set(tiers)):
-        vals = [
-            c["ledger_correctness"] for t, (_, c) in zip(tiers, results, strict=True) if t == tier
-        ]
+    for tier in sorted(per_tier):
+        vals = per_tier[tier]
         m = round(statistics.fmean(vals), 4)
         rows.append(
             Row(
                 f"{name}:ledger-mean-t{tier}",
                 m,
-                f"<= {ATTACKER_LEDGER_TIER:g}",
-                m <= ATTACKER_LEDGER_TIER,
+                line(ATTACKER_LEDGER_TIER, len(vals) >= mean_over, len(vals)),
+                m <= ATTACKER_LEDGER_TIER or len(vals) < mean_over,
             )
         )
     return rows
@@ -258,8 +344,15 @@ def extra_gates() -> list[Any]:
             "probe-max",
             rows(lambda g: [probe_max(n, g.rewards(n)) for n in SINGLE_AXIS]),
         ),
-        Gate("sweep", rows(lambda g: sweep_rows(g.env, g.tasks, g.workers))),
+        Gate(
+            "sweep",
+            rows(lambda g: sweep_rows(g.env, g.tasks, g.workers, getattr(g, "sweep", None))),
+        ),
         Gate("workspace-attacker", _attacker),
+        Gate(
+            "cheap-attacks",
+            rows(lambda g: cheap_rows(g.env, g.tasks, g.workers, getattr(g, "cheap", None))),
+        ),
         Gate("cross-check", rows(lambda g: [cross_check_row(g.env, g.tasks)])),
         Gate("workspace-determinism", rows(lambda g: [determinism_row(g.env, g.tasks)])),
         Gate(

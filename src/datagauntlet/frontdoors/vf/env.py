@@ -5,7 +5,9 @@ harness runs in the evaluating process and its tools are served by that process 
 127.0.0.1, which a program inside a container or a remote sandbox cannot reach. So the default
 here is the subprocess runtime, and asking for any other is refused before a rollout starts,
 with the reason and the flag to use (rather than every rollout failing on a sandbox it never
-needed).
+needed). For the same reason a harness that executes code (verifiers' `bash`, a coding agent)
+is refused: on the subprocess runtime its shell is this host's, outside every sandbox wall, with
+this package (and so every world's truth) importable. The default harness calls tools only.
 """
 
 from __future__ import annotations
@@ -25,6 +27,13 @@ LOCAL_ONLY = (
 )
 
 
+NO_CODE_HARNESS = (
+    "harness {harness!r} executes code, and on the subprocess runtime that is a shell on this "
+    "host, outside the sandbox, with this package importable; use the default tool-only "
+    "harness (omit --env.agent.harness.id)"
+)
+
+
 class LocalEnvConfig(SingleAgentEnvConfig):
     """`SingleAgentEnvConfig` whose one seat runs in the subprocess runtime, and only there."""
 
@@ -33,6 +42,7 @@ class LocalEnvConfig(SingleAgentEnvConfig):
     @model_validator(mode="after")
     def _subprocess_runtime_only(self) -> LocalEnvConfig:
         check_local(self.agent.runtime)
+        check_tool_only(self.agent.harness)
         return self
 
 
@@ -44,9 +54,24 @@ def check_local(runtime: Any) -> None:
         raise ValueError(LOCAL_ONLY.format(runtime=kind or type(runtime).__name__))
 
 
+def check_tool_only(harness: Any) -> None:
+    """Refuse a harness that executes code (None is the taskset's own, tool-only harness)."""
+    if harness is None:
+        return
+    from verifiers.v1.utils.loaders import harness_class
+
+    try:
+        cls = harness_class(harness.id)
+    except Exception:  # an unknown id: verifiers names it when it loads the harness
+        return
+    if getattr(cls, "EXECUTES_CODE", True):
+        raise ValueError(NO_CODE_HARNESS.format(harness=harness.id))
+
+
 class LocalEnv(SingleAgentEnv, Env[LocalEnvConfig]):
     """The single-agent env, on a local runtime."""
 
     def __init__(self, config: LocalEnvConfig) -> None:
         check_local(config.agent.runtime)  # also when handed a config built without checks
+        check_tool_only(config.agent.harness)
         super().__init__(config)

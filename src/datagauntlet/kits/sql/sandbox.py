@@ -103,6 +103,7 @@ _ACTIONS = tuple(
 )
 _ACTION_NAMES = {code: name for code, name in enumerate(_ACTIONS, start=1)}
 _READ_STARTS = ("select", "with", "values")
+_OK, _READ = sqlite3.SQLITE_OK, sqlite3.SQLITE_READ
 
 
 @dataclass(frozen=True)
@@ -126,7 +127,7 @@ class SqlRefused(Exception):
     """The query was refused or stopped; the message says why. Nothing was changed."""
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)  # not frozen: a frozen dataclass costs more to build than a query
 class QueryResult:
     columns: list[str]
     rows: list[list[Any]]
@@ -164,6 +165,7 @@ class SqlSandbox:
     ) -> None:
         self.conn = conn
         self.limits = limits or SandboxLimits()
+        self._limit_values = [(code, getattr(self.limits, name)) for name, code in _LIMITS]
         self._readable = readable
         self._active = False
         self._tables: set[str] = set()
@@ -178,7 +180,10 @@ class SqlSandbox:
         self, action: int, arg1: str | None, arg2: str | None, _db: str | None, _src: str | None
     ) -> int:
         if not self._active:
-            return sqlite3.SQLITE_OK
+            return _OK
+        if action == _READ and arg1 and self._readable is None:  # the usual call: one column
+            self._tables.add(arg1)
+            return _OK
         if action == sqlite3.SQLITE_UPDATE and (arg1 or "").lower() in _SCHEMA_TABLES:
             self._denied = self._denied or self._table_function()
             return sqlite3.SQLITE_DENY
@@ -230,10 +235,11 @@ class SqlSandbox:
             raise SqlRefused(f"query longer than {self.limits.max_query_chars} characters")
         if "\x00" in text:
             raise SqlRefused("query contains a NUL character")
-        try:
-            text.encode("utf-8")
-        except UnicodeEncodeError:
-            raise SqlRefused("query is not valid UTF-8 text") from None
+        if not text.isascii():  # only a lone surrogate fails to encode
+            try:
+                text.encode("utf-8")
+            except UnicodeEncodeError:
+                raise SqlRefused("query is not valid UTF-8 text") from None
         first = _first_word(text)
         if first not in _READ_STARTS:
             shown = first.upper() or "(nothing)"
@@ -245,13 +251,18 @@ class SqlSandbox:
         text = self.clean_query(query)
         lim = self.limits
         conn = self.conn
-        saved = [(code, conn.setlimit(code, getattr(lim, name))) for name, code in _LIMITS]
+        setlimit = conn.setlimit
+        saved = [(code, setlimit(code, value)) for code, value in self._limit_values]
         self._tables = set()
         self._denied = None
         self._text = text
         self._steps = 0
         self._deadline = time.monotonic() + lim.max_seconds
         conn.set_progress_handler(self._progress, lim.steps_per_check)
+        # SQLite asks the authorizer only while preparing, and sqlite3 reuses a prepared
+        # statement for the same text: installing the authorizer again expires every cached
+        # statement, so this query is prepared (and checked, and its tables noted) afresh.
+        conn.set_authorizer(self._authorize)
         self._active = True
         cursor = conn.cursor()
         try:
@@ -273,7 +284,7 @@ class SqlSandbox:
             cursor.close()
             conn.set_progress_handler(None, 0)
             for code, old in saved:
-                conn.setlimit(code, old)
+                setlimit(code, old)
             if conn.in_transaction:  # reads never open one; never leave the owner's state changed
                 conn.rollback()
         return QueryResult(
@@ -284,25 +295,45 @@ class SqlSandbox:
         """Rows up to the row and byte bounds, cells shown as agents see them."""
         lim = self.limits
         budget = lim.max_response_bytes
+        if budget is None:  # no byte bound: one fetch of the rows shown plus one to tell
+            raws = cursor.fetchmany(lim.max_rows + 1)
+            cut = 0
+            rows = []
+            for raw in raws[: lim.max_rows]:
+                row, row_cut = self._row(raw)
+                cut += row_cut
+                rows.append(row)
+            return rows, cut, "rows" if len(raws) > lim.max_rows else None
         used = 0
         cut = 0
-        rows: list[list[Any]] = []
+        rows = []
         while True:
             raw = cursor.fetchone()
             if raw is None:
                 return rows, cut, None
             if len(rows) >= lim.max_rows:
                 return rows, cut, "rows"
-            row = []
-            for value in raw:
-                shown, was_cut = self._cell(value)
-                cut += was_cut
-                row.append(shown)
-            if budget is not None:
-                used += len(json.dumps(row, default=str)) + 1
-                if used > budget:
-                    return rows, cut, "bytes"
+            row, row_cut = self._row(raw)
+            cut += row_cut
+            used += len(json.dumps(row, default=str)) + 1
+            if used > budget:
+                return rows, cut, "bytes"
             rows.append(row)
+
+    def _row(self, raw: tuple[Any, ...]) -> tuple[list[Any], int]:
+        """A row as agents see it, and how many of its cells were cut."""
+        limit = self.limits.max_cell_chars
+        row = []
+        cut = 0
+        for value in raw:
+            kind = type(value)
+            if kind is int or value is None or (kind is str and len(value) <= limit):
+                row.append(value)  # shown as is: the usual cell
+                continue
+            shown, was_cut = self._cell(value)
+            cut += was_cut
+            row.append(shown)
+        return row, cut
 
     def _explain(self, exc: Exception) -> str:
         text = str(exc)
@@ -342,8 +373,16 @@ class SqlSandbox:
         return (text + CUT_MARK, 1) if already_cut else (text, 0)
 
 
+_ASCII_WORD = re.compile(r"[A-Za-z_]+")
+
+
 def _first_word(sql: str) -> str:
     """The first keyword after any comments, lower-cased."""
+    plain = _ASCII_WORD.match(sql)  # the usual query: a keyword first, in one C call
+    if plain is not None:
+        end = plain.end()
+        if end == len(sql) or not sql[end].isalpha():  # else a non-ASCII letter goes on
+            return plain.group().lower()
     i, n = 0, len(sql)
     while i < n:
         if sql[i].isspace():
