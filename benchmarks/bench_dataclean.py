@@ -1,15 +1,20 @@
-"""dataclean speed: a program over 100,000 rows, scoring 100,000 rows, the CLI on a real file.
+"""dataclean speed: generating and scoring 100,000 rows, a program over them, the CLI on a file.
 
-Targets (issue 5): a 10-operation program over 100,000 rows in under 1 s on one core, and
-scoring a 100,000-row table in under 1 s. Run: `python benchmarks/bench_dataclean.py [ROWS]`.
+Targets: a 10-operation program over 100,000 rows in under 1 s on one core (issue 5);
+generating a 100,000-row task in under 1.5 s and scoring it in under 0.3 s (issue 14). Each
+generation and scoring figure is printed next to its floor measured in the same run: raw
+blake2b, two per cell (one clean draw, one corruption draw), and two `==` per cell on columns
+already aligned by record. Run: `python benchmarks/bench_dataclean.py [ROWS]`.
 """
 
 from __future__ import annotations
 
+import hashlib
 import sys
 import tempfile
 import time
 from collections.abc import Callable
+from operator import eq
 from pathlib import Path
 from typing import Any
 
@@ -18,7 +23,7 @@ from benchlib import Report
 import datagauntlet as dg
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.csvio import read_csv, write_csv
-from datagauntlet.envs.dataclean.engine import run_program
+from datagauntlet.envs.dataclean.engine import Table, run_program
 from datagauntlet.envs.dataclean.generator import generate
 from datagauntlet.envs.dataclean.grader import grade
 from datagauntlet.envs.dataclean.policies import careful_program, read_policy
@@ -26,12 +31,37 @@ from datagauntlet.envs.dataclean.program import Schema, validate_program
 
 
 def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
+    """The fastest of `repeat` runs in CPU seconds of this process: on a shared machine a
+    wall clock mostly measures the neighbours."""
     best, result = float("inf"), None
     for _ in range(repeat):
-        start = time.perf_counter()
+        start = time.process_time()
         result = fn()
-        best = min(best, time.perf_counter() - start)
+        best = min(best, time.process_time() - start)
     return best, result
+
+
+def blake2b_floor(cells: int) -> float:
+    """Seconds for `cells` raw keyed blake2b digests read as ints: the cheapest way to draw."""
+    head = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
+    head.update(b"\x08\x00\x00\x00floor")
+    copy, from_bytes = head.copy, int.from_bytes
+    start = time.process_time()
+    for i in range(cells):
+        h = copy()
+        h.update(b"%d" % i)
+        from_bytes(h.digest(), "little")
+    return time.process_time() - start
+
+
+def compare_floor(truth: Table, after: Table, columns: list[str]) -> float:
+    """Seconds to compare every scored cell twice (before and after) with columns pre-aligned."""
+    start = time.process_time()
+    for col in columns:
+        t, a = truth.data[col], after.data[col]
+        sum(map(eq, t, a))
+        sum(map(eq, t, a))
+    return time.process_time() - start
 
 
 def ten_operations(oracle: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -50,9 +80,9 @@ def ten_operations(oracle: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def bench_family(family: str, rows: int, report: Report) -> None:
     env = dg.make("dataclean", family=family, rows=rows)
     task = env.tasks("eval", 1)[0]
-    start = time.perf_counter()
-    world = generate(task.seed, env.config)
-    gen = time.perf_counter() - start
+    gen, world = best_of(lambda: generate(task.seed, env.config), repeat=2)
+    cells = len(world.truth) * len(world.family.names)
+    gen_floor = min(blake2b_floor(2 * cells) for _ in range(2))
     policy = read_policy(world.policy_text)
     oracle = careful_program(policy, batch_aliases=True, month_first=policy.month_first)
     protected = frozenset(fam.PROTECTED_COLUMNS) & set(world.family.names)
@@ -66,11 +96,20 @@ def bench_family(family: str, rows: int, report: Report) -> None:
     t_score, score = best_of(
         lambda: grade(world.truth, world.dirty, out, fam.PRIMARY_KEY, editable, len(full))
     )
+    score_floor = min(compare_floor(world.truth, out, editable) for _ in range(3))
     shape = f"{family} ({len(world.dirty):,} rows x {len(world.family.names)} columns)"
-    report.add(f"{shape}: generate the task", gen, "s")
-    report.add(f"{family}: 10-operation program", t_ten, "s")
-    report.add(f"{family}: careful program ({len(full)} ops, {passes} column passes)", t_full, "s")
-    report.add(f"{family}: score the result (reward {score.reward})", t_score, "s")
+    report.add(f"{shape}: generate the task", gen, "s CPU", gen_floor, "raw blake2b, 2 per cell")
+    report.add(f"{family}: 10-operation program", t_ten, "s CPU")
+    report.add(
+        f"{family}: careful program ({len(full)} ops, {passes} column passes)", t_full, "s CPU"
+    )
+    report.add(
+        f"{family}: score the result (reward {score.reward})",
+        t_score,
+        "s CPU",
+        score_floor,
+        "2 == a cell, pre-aligned",
+    )
     if family != "crm":
         return
     with tempfile.TemporaryDirectory() as tmp:
@@ -85,12 +124,17 @@ def bench_family(family: str, rows: int, report: Report) -> None:
             write_csv(result, dst)
 
         t_cli, _ = best_of(cli)
-    report.add(f"{family}: CSV read+validate+run+write ({size:.1f} MB file)", t_cli, "s")
+    report.add(f"{family}: CSV read+validate+run+write ({size:.1f} MB file)", t_cli, "s CPU")
 
 
 def main(rows: int = 100_000) -> None:
     report = Report(f"dataclean speed: {rows:,} unique rows, one process")
-    report.note("targets: a 10-operation program and scoring each under 1 s on one core")
+    with open("/proc/loadavg") as fh:
+        load = " ".join(fh.read().split()[:3])
+    report.note(
+        "targets: 10-operation program < 1 s; generate < 1.5 s; score < 0.3 s"
+        f" (100,000 rows, one core); load average at start {load}"
+    )
     for family in ("crm", "orders", "inventory"):
         bench_family(family, rows, report)
     report.show()

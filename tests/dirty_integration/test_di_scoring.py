@@ -80,9 +80,8 @@ def test_type_handling_counts_exact_ints_only() -> None:
 
 def test_bool_is_not_an_int_amount() -> None:
     ep = _episode(num_records=1, page_size=1)
-    record = ep.world.records[0]
     # a bool equal to the amount would pass an isinstance(int) check: it must not
-    object.__setattr__(record, "amount", 1)
+    record = ep.world.records[0] = ep.world.records[0]._replace(amount=1)
     ep.world.__dict__.pop("truth", None)
     s = _submit(ep, [{"id": record.id, "amount": True}])
     assert s.components["type_handling"]["value"] == 0.0

@@ -7,6 +7,7 @@ else, and the same seed gives the same world in any process under any PYTHONHASH
 from __future__ import annotations
 
 import hashlib
+import heapq
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -26,6 +27,55 @@ _LENGTH_PREFIX = tuple(n.to_bytes(4, "little") for n in range(32))
 def _feed(h: hashlib.blake2b, part: object) -> None:
     data = str(part).encode("utf-8")
     h.update(len(data).to_bytes(4, "little") + data)  # length-prefixed: ("ab","c") != ("a","bc")
+
+
+def index_feeds(n: int) -> list[bytes]:
+    """The bytes `_feed` gives each index 0..n-1: made once, then fed under many prefixes."""
+    return [_LENGTH_PREFIX[len(d)] + d for d in [b"%d" % i for i in range(n)]]
+
+
+def feed_bytes(*parts: object) -> bytes:
+    """What `hash64` feeds for these parts: `hash64(*a, *b) == hash64_fed(feed_bytes(*a, *b))`."""
+    return b"".join(len(d).to_bytes(4, "little") + d for d in (str(p).encode() for p in parts))
+
+
+def hash64_fed(fed: bytes) -> int:
+    """`hash64` of parts already rendered by `feed_bytes` (one update instead of one a part)."""
+    h = _EMPTY.copy()
+    h.update(fed)
+    return int.from_bytes(h.digest(), "little")
+
+
+def hash64_int_fed(first: int, fed: bytes) -> int:
+    """`hash64(first, *parts)` for a non-negative int `first` and `fed = feed_bytes(*parts)`."""
+    data = b"%d" % first
+    h = _EMPTY.copy()
+    h.update(_LENGTH_PREFIX[len(data)] + data + fed)
+    return int.from_bytes(h.digest(), "little")
+
+
+def hash64_ints_fed(firsts: Sequence[int], fed: bytes) -> list[int]:
+    """`[hash64_int_fed(first, fed) for first in firsts]` in one tight loop."""
+    copy, from_bytes, prefix = _EMPTY.copy, int.from_bytes, _LENGTH_PREFIX
+    out = []
+    append = out.append
+    for first in firsts:
+        data = b"%d" % first
+        h = copy()
+        h.update(prefix[len(data)] + data + fed)
+        append(from_bytes(h.digest(), "little"))
+    return out
+
+
+def _digests(head: hashlib.blake2b, feeds: Sequence[bytes]) -> list[int]:
+    copy, from_bytes = head.copy, int.from_bytes
+    out = []
+    append = out.append
+    for data in feeds:
+        h = copy()
+        h.update(data)
+        append(from_bytes(h.digest(), "little"))
+    return out
 
 
 def hash64(*parts: object) -> int:
@@ -55,6 +105,10 @@ class HashPrefix:
             _feed(h, part)
         return int.from_bytes(h.digest(), "little")
 
+    def at_feeds(self, feeds: Sequence[bytes]) -> list[int]:
+        """`[self.at(i) for i in range(n)]` for `feeds = index_feeds(n)`, in one tight loop."""
+        return _digests(self._h, feeds)
+
 
 def unit(*parts: object) -> float:
     """A float in [0, 1) keyed by the parts."""
@@ -79,14 +133,17 @@ class Keyed:
         # (seed, label) prefixes of the labels drawn from; bounded, as labels can be made per row.
         self._heads: dict[str, hashlib.blake2b] = {}
 
-    def _hash(self, label: str, index: int | str) -> int:
+    def _head(self, label: str) -> hashlib.blake2b:
         head = self._heads.get(label)
         if head is None:
             head = self._base.copy()
             _feed(head, label)
             if len(self._heads) < _MAX_HEADS:
                 self._heads[label] = head
-        h = head.copy()
+        return head
+
+    def _hash(self, label: str, index: int | str) -> int:
+        h = self._head(label).copy()
         _feed(h, index)
         return int.from_bytes(h.digest(), "little")
 
@@ -109,25 +166,45 @@ class Keyed:
 
     def shuffled(self, label: str, items: Sequence[T]) -> list[T]:
         """A permutation: sort by a keyed hash of each position (ties impossible in practice)."""
-        keyed = [(self._hash(label, i), i) for i in range(len(items))]
-        keyed.sort()
-        return [items[i] for _, i in keyed]
+        keys = _digests(self._head(label), index_feeds(len(items)))
+        # A stable sort by key alone: ties (never seen) fall back to position, as (key, i) would.
+        return [items[i] for i in sorted(range(len(items)), key=keys.__getitem__)]
 
     def sample(self, label: str, items: Sequence[T], k: int) -> list[T]:
         if k > len(items):
             raise ValueError(f"sample of {k} from {len(items)} items")
-        return self.shuffled(label, items)[:k]
+        keys = _digests(self._head(label), index_feeds(len(items)))
+        # == shuffled(label, items)[:k]: nsmallest is documented equal to sorted(...)[:k].
+        return [items[i] for i in heapq.nsmallest(k, range(len(items)), key=keys.__getitem__)]
 
-    def token(self, label: str, index: int | str, length: int = 12) -> str:
-        """An opaque lowercase hex token: unguessable without the seed, stable with it."""
+    def _token_head(self, label: str) -> hashlib.blake2b:
         head = self._token_heads.get(label)
         if head is None:  # the (seed, label) part is hashed once per label, not per token
             head = hashlib.blake2b(digest_size=32, person=b"dg-token")
             head.update(f"{self.seed}\x00{label}\x00".encode())
             self._token_heads[label] = head
-        h = head.copy()
+        return head
+
+    def token(self, label: str, index: int | str, length: int = 12) -> str:
+        """An opaque lowercase hex token: unguessable without the seed, stable with it."""
+        h = self._token_head(label).copy()
         h.update(str(index).encode())
         return h.hexdigest()[:length]
+
+    def tokens(self, label: str, n: int, length: int = 12) -> list[str]:
+        """`[self.token(label, i, length) for i in range(n)]` in one tight loop."""
+        copy = self._token_head(label).copy
+        out = []
+        append = out.append
+        for i in range(n):
+            h = copy()
+            h.update(b"%d" % i)
+            append(h.hexdigest()[:length])
+        return out
+
+    def draws(self, label: str, n: int) -> list[int]:
+        """The 64-bit hashes behind `stream(label)`'s first n draws, made in one loop."""
+        return _digests(self._head(label), index_feeds(n))
 
     def stream(self, label: str) -> Stream:
         return Stream(self, label)

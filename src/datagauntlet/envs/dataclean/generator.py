@@ -11,7 +11,7 @@ import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
-from datagauntlet.core.seeding import HashPrefix, Keyed, hash64
+from datagauntlet.core.seeding import HashPrefix, Keyed, hash64, index_feeds
 from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.engine import Cell, Table
@@ -72,6 +72,16 @@ class CellRng:
 
     def pick(self, options: tuple[str, ...] | list[str]) -> str:
         return options[self.below(len(options))]
+
+
+def refills_possible(radices: list[int], room: int = 1 << 64) -> bool:
+    """Whether draws of these radices (the largest at each step of any path) could take a
+    further hash. A column whose draws never do can split its hash with plain % and //."""
+    for n in radices:
+        if room < n << 24:
+            return True
+        room //= n
+    return False
 
 
 @dataclass(frozen=True)
@@ -139,23 +149,35 @@ class _Generator:
         self._corrupt = {c: HashPrefix(seed, "corrupt", c) for c in names}
 
     # --- the clean table -------------------------------------------------------------------
+    # The per-cell definitions below are the reference; `columns.py` draws whole columns with
+    # the same hashes and splits, and falls back to these for any column it cannot.
     def clean_row(self, i: int) -> dict[str, Cell]:
         row: dict[str, Cell] = {}
         for col in self.family.columns:
-            rng = CellRng(self._clean[col.name].at(i))
-            if col.missing_rate and rng.chance(col.missing_rate):
-                row[col.name] = None
-                continue
-            row[col.name] = self._clean_value(col, rng, i, row)
+            row[col.name] = self.clean_cell(col, self._clean[col.name].at(i), i, row.get("name"))
         return row
 
-    def _clean_value(self, col: Column, rng: CellRng, i: int, row: dict[str, Cell]) -> str:
+    def clean_cell(self, col: Column, h: int, i: int, name: Cell) -> Cell:
+        """Cell `i` of a clean column from its keyed hash; `name` is the row's clean name."""
+        rng = CellRng(h)
+        if col.missing_rate and rng.chance(col.missing_rate):
+            return None
+        return self._clean_value(col, rng, i, name)
+
+    def customer(self, who: int) -> str:
+        return f"C-{100000 + hash64(self.seed, 'customer', who) % 900000}"
+
+    def customers(self, feeds: list[bytes]) -> list[str]:
+        """`[self.customer(i) for i in range(n)]` for `feeds = index_feeds(n)`."""
+        hashes = HashPrefix(self.seed, "customer").at_feeds(feeds)
+        return [f"C-{100000 + h % 900000}" for h in hashes]
+
+    def _clean_value(self, col: Column, rng: CellRng, i: int, name: Cell) -> str:
         kind = col.kind
         if kind == fam.KEY:
             return "r" + self.keyed.token("record-id", i, 12)
         if kind == fam.REF:
-            who = rng.below(self.pool) if self.family.id == "orders" else i
-            return f"C-{100000 + hash64(self.seed, 'customer', who) % 900000}"
+            return self.customer(rng.below(self.pool) if self.family.id == "orders" else i)
         if kind == fam.NOTES:
             return rng.pick(fam.NOTES_TEXT)
         if kind == fam.NAME:
@@ -163,8 +185,7 @@ class _Generator:
                 return rng.pick(fam.PRODUCTS)
             return f"{rng.pick(fam.FIRST_NAMES)} {rng.pick(fam.LAST_NAMES)}"
         if kind == fam.EMAIL:
-            name = str(row.get("name") or "guest user")
-            first, _, last = name.partition(" ")
+            first, _, last = str(name or "guest user").partition(" ")
             return f"{_fold(first)}.{_fold(last)}{rng.below(100)}@{rng.pick(fam.EMAIL_DOMAINS)}"
         if kind == fam.PHONE:
             area, exchange, line = 201 + rng.below(789), 200 + rng.below(800), rng.below(10000)
@@ -241,7 +262,11 @@ class _Generator:
     def corrupt(self, col: Column, i: int, clean: Cell, aliases: dict[str, str]) -> Cell:
         if col.name in fam.PROTECTED_COLUMNS:
             return clean
-        rng = CellRng(self._corrupt[col.name].at(i))
+        return self.corrupt_cell(col, self._corrupt[col.name].at(i), clean, aliases)
+
+    def corrupt_cell(self, col: Column, h: int, clean: Cell, aliases: dict[str, str]) -> Cell:
+        """The arriving form of one clean cell of an editable column, from its keyed hash."""
+        rng = CellRng(h)
         if clean is None:
             if not rng.chance(MISSING_WRITTEN_RATE):
                 return None
@@ -313,65 +338,74 @@ class _Generator:
 
     # --- the whole task --------------------------------------------------------------------
     def build(self) -> CleaningTask:
-        columns = self.family.names
-        clean_rows = [self.clean_row(i) for i in range(self.n)]
-        self._unique_keys(clean_rows)
-        truth = Table.from_records(columns, clean_rows)
+        from datagauntlet.envs.dataclean.columns import clean_column, corrupt_column  # uses us
+
+        family = self.family
+        feeds = index_feeds(self.n)
+        clean: dict[str, list[Cell]] = {}
+        for col in family.columns:
+            clean[col.name] = clean_column(self, col, feeds, clean)
+        self._unique_keys(clean["record_id"])
+        truth = Table(family.names, {c: list(v) for c, v in clean.items()})
         taken: set[str] = set()
-        by_column = {
-            c.name: self.task_aliases(truth, c, taken) for c in self.family.category_columns
+        by_column = {c.name: self.task_aliases(truth, c, taken) for c in family.category_columns}
+        dirty_cols = {
+            col.name: corrupt_column(self, col, feeds, clean[col.name], by_column.get(col.name, {}))
+            for col in family.columns
         }
-        dirty_rows = [
-            [
-                self.corrupt(col, i, row[col.name], by_column.get(col.name, {}))
-                for col in self.family.columns
-            ]
-            for i, row in enumerate(clean_rows)
-        ]
-        for col in self.family.category_columns:
-            self._ensure_aliases_shown(truth, dirty_rows, col, by_column[col.name])
+        for col in family.category_columns:
+            self._ensure_aliases_shown(truth, dirty_cols[col.name], col, by_column[col.name])
         aliases = {a: t for column in by_column.values() for a, t in column.items()}
         order = self._order()
-        ordered = [dirty_rows[i] for i in order]
-        dirty = Table.from_rows(columns, ordered)
-        text = render_policy(self.family, by_column, self.date_order, len(dirty))
-        return CleaningTask(self.family, truth, dirty, aliases, by_column, self.date_order, text)
+        shown = {c: list(map(v.__getitem__, order)) for c, v in dirty_cols.items()}
+        dirty = Table(family.names, shown)
+        text = render_policy(family, by_column, self.date_order, len(dirty))
+        return CleaningTask(family, truth, dirty, aliases, by_column, self.date_order, text)
 
-    def _unique_keys(self, rows: list[dict[str, Cell]]) -> None:
+    def _unique_keys(self, ids: list[Cell]) -> None:
         seen: set[Cell] = set()
-        for i, row in enumerate(rows):
+        for i, rid in enumerate(ids):
             attempt = 0
-            while row["record_id"] in seen:
+            while rid in seen:
                 attempt += 1
-                row["record_id"] = "r" + self.keyed.token("record-id", f"{i}-{attempt}", 12)
-            seen.add(row["record_id"])
+                rid = ids[i] = "r" + self.keyed.token("record-id", f"{i}-{attempt}", 12)
+            seen.add(rid)
 
     def _ensure_aliases_shown(
-        self, truth: Table, dirty_rows: list[list[Cell]], col: Column, aliases: dict[str, str]
+        self, truth: Table, dirty: list[Cell], col: Column, aliases: dict[str, str]
     ) -> None:
         """Each documented alias appears at least once (in its first eligible row)."""
-        at = self.family.names.index(col.name)
         values = truth.data[col.name]
         for alias, target in aliases.items():
-            if any(isinstance(r[at], str) and r[at].strip() == alias for r in dirty_rows):
+            if any(isinstance(v, str) and v.strip() == alias for v in dirty):
                 continue
             for i, value in enumerate(values):
-                if value == target and dirty_rows[i][at] not in aliases:
-                    dirty_rows[i][at] = alias
+                if value == target and dirty[i] not in aliases:
+                    dirty[i] = alias
                     break
 
     def _order(self) -> list[int]:
         """Shuffled rows; each duplicate is an exact copy placed somewhere after its original."""
         shuffled = self.keyed.shuffled("order", list(range(self.n)))
         position = {row: p for p, row in enumerate(shuffled)}
-        keyed: list[tuple[float, int, int]] = [(float(p), 0, r) for p, r in enumerate(shuffled)]
         sources = self.keyed.sample("duplicate-of", list(range(self.n)), min(self.n_dups, self.n))
+        dups: list[tuple[float, int, int]] = []
         for k, src in enumerate(sources):
             p = position[src]
             spot = p + 0.5 + self.keyed.unit("duplicate-at", k) * (self.n - p - 0.5)
-            keyed.append((spot, 1 + k, src))
-        keyed.sort()
-        return [r for _, _, r in keyed]
+            dups.append((spot, 1 + k, src))
+        dups.sort()
+        # Rows sort by (position, 0, row) and copies by (spot, 1 + k, source): a copy goes
+        # before the row at position p exactly when its spot is below p.
+        order: list[int] = []
+        d = 0
+        for p, row in enumerate(shuffled):
+            while d < len(dups) and dups[d][0] < p:
+                order.append(dups[d][2])
+                d += 1
+            order.append(row)
+        order += [src for _, _, src in dups[d:]]
+        return order
 
 
 def generate(seed: int, config: DatacleanConfig, extra: tuple[Family, ...] = ()) -> CleaningTask:
