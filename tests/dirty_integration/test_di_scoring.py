@@ -191,3 +191,17 @@ def test_every_answer_is_the_fault_schedule_of_its_request() -> None:
         assert api.timeouts == sum(world.faults(i).timeout for i in range(api.requests))
         assert api.served_pages == served
     assert all(seen.values()), seen  # every kind of answer was exercised
+
+
+def test_an_int_subclass_amount_is_an_int_and_a_bool_is_not() -> None:
+    # the grader's fast path (type is int) must keep the rule's meaning for in-process callers
+    class Cents(int):
+        pass
+
+    ep = _episode(profile="clean")
+    rows = _truth(ep)
+    as_subclass = [{"id": r["id"], "amount": Cents(r["amount"])} for r in rows]
+    assert _submit(ep, as_subclass).components["type_handling"]["value"] == 1.0
+    other = _episode(profile="clean")
+    flags = [{"id": r["id"], "amount": bool(r["amount"] % 2)} for r in _truth(other)]
+    assert _submit(other, flags).components["type_handling"]["value"] == 0.0
