@@ -10,8 +10,12 @@
    other harness makes them). Compared with the alternative
    of one tool-server process per rollout (verifiers' default placement), timed by launching
    such a toolset through verifiers' own `serve()`.
-2. `datagauntlet eval --concurrency 256` against the scripted model: rollouts per second,
-   failures, and the eval process's peak memory.
+2. `datagauntlet eval --concurrency 256` against the scripted model: model calls per second,
+   CPU per call of the eval process and of the mock, failures, peak memory. The floor is the
+   same mock answering the very requests of that run (rebuilt from its results) sent by a
+   bare asyncio client at the same concurrency: the cheapest client that could do the job.
+   Since both share the 2 cores with the mock (and a busy machine with others), the CPU
+   figures also give the rate the CPU allows: 1 / max(eval CPU, (eval + mock CPU) / 2) per call.
 """
 
 from __future__ import annotations
@@ -28,8 +32,23 @@ import time
 from pathlib import Path
 from typing import Any
 
+from benchlib import Figure
+
 HERE = Path(__file__).resolve().parent
 CLI = [sys.executable, "-m", "datagauntlet.cli.main"]
+CLOCK = os.sysconf("SC_CLK_TCK")
+BARE = "bare asyncio client, same requests, same mock"
+
+FIGURES = (
+    Figure("eval-calls", "`eval`, 512 rollouts 256 at once: model calls per second "
+           "(whole process, start-up included)", "calls/s", BARE, "higher", target=1000),
+    Figure("eval-cpu-rate", "... calls per second the CPU allows on 2 cores (eval and "
+           "mock CPU per call)", "calls/s", BARE, "higher", target=1000),
+    Figure("eval-cpu-per-call", "... eval process CPU per model call", "ms", BARE),
+    Figure("mock-cpu-per-call", "... mock-model CPU per model call", "ms", BARE),
+    Figure("eval-failures", "... failed rollouts", "", target=0),
+    Figure("eval-peak-rss", "... peak memory of the eval process", "MB"),
+)  # fmt: skip
 
 
 def start_mock(env_id: str) -> tuple[subprocess.Popen[str], str]:
@@ -137,8 +156,15 @@ async def process_launch_seconds(k: int) -> list[float]:
     return out
 
 
-def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int) -> dict[str, Any]:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU of a running process, from /proc."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLOCK
+
+
+def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int, mock_pid: int) -> dict:
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "stdout", "w+") as out:
+        mock_before = cpu_seconds(mock_pid)
         start = time.perf_counter()
         proc = subprocess.Popen(
             [*CLI, "eval", "--env", env_id, "-n", str(n), "--concurrency", str(concurrency),
@@ -149,20 +175,96 @@ def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int) -> dict[
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - start
+        mock_cpu = cpu_seconds(mock_pid) - mock_before
         out.seek(0)
         summary = json.loads(out.read())
+        bodies = request_bodies(env_id, n, Path(tmp) / "results.jsonl")
     if proc.returncode not in (0, 1):
         raise SystemExit(f"eval exited {proc.returncode}")
+    calls = len(bodies)
     return {
-        "rollouts": summary["n"],
-        "concurrency": concurrency,
         "failed": summary["failed"],
-        "mean_reward": summary["mean_reward"],
-        "seconds": round(seconds, 1),
-        "rollouts_per_s": round(summary["n"] / seconds, 1),
-        "model_calls_per_s": round(summary["n"] * summary["mean_turns"] / seconds, 1),
-        "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        "calls": calls,
+        "calls_per_s": calls / seconds,
+        "cpu_per_call_ms": 1000 * (usage.ru_utime + usage.ru_stime) / calls,
+        "mock_cpu_per_call_ms": 1000 * mock_cpu / calls,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "bodies": bodies,
     }
+
+
+def request_bodies(env_id: str, n: int, results: Path) -> list[bytes]:
+    """Every chat request of an eval run, rebuilt from its transcripts: the history up to each
+    assistant message, with the episode's tools, as the eval process sent it."""
+    import datagauntlet as dg
+
+    env = dg.make(env_id)
+    tasks = {t.id: t for t in env.tasks("eval", n)}
+    out = []
+    for line in results.read_text().splitlines():
+        record = json.loads(line)
+        ep = env.episode(tasks[record["task_id"]])
+        tools = ep.tool_specs
+        ep.close()
+        messages = record["messages"]
+        for i, m in enumerate(messages):
+            if m["role"] == "assistant":
+                body = {"model": "careful", "messages": messages[:i], "tools": tools}
+                out.append(json.dumps(body).encode())
+    return out
+
+
+async def bare_client(port: int, bodies: list[bytes], concurrency: int) -> None:
+    """The floor: HTTP/1.1 keep-alive requests over plain asyncio streams, nothing else."""
+    queue = list(reversed(bodies))
+
+    async def worker() -> None:
+        reader, writer = await asyncio.open_connection("127.0.0.1", port)
+        while queue:
+            body = queue.pop()
+            writer.write(
+                b"POST /v1/chat/completions HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+                b"Content-Type: application/json\r\nContent-Length: %d\r\n\r\n%b"
+                % (len(body), body)
+            )
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = int(head.lower().split(b"content-length:")[1].split(b"\r\n")[0])
+            reply = json.loads(await reader.readexactly(length))
+            assert reply["choices"], reply
+        writer.close()
+
+    await asyncio.gather(*(worker() for _ in range(concurrency)))
+
+
+def floor_at_scale(base_url: str, bodies: list[bytes], concurrency: int, mock_pid: int) -> dict:
+    port = int(base_url.rsplit(":", 1)[1].split("/", 1)[0])
+    mock_before, cpu_before = cpu_seconds(mock_pid), time.process_time()
+    start = time.perf_counter()
+    asyncio.run(bare_client(port, bodies, concurrency))
+    seconds = time.perf_counter() - start
+    return {
+        "calls_per_s": len(bodies) / seconds,
+        "cpu_per_call_ms": 1000 * (time.process_time() - cpu_before) / len(bodies),
+        "mock_cpu_per_call_ms": 1000 * (cpu_seconds(mock_pid) - mock_before) / len(bodies),
+    }
+
+
+def cpu_rate(run: dict) -> float:
+    """Calls per second two cores allow: the eval process runs on one core (one event loop),
+    the mock on whatever is left."""
+    own, mock = run["cpu_per_call_ms"] / 1000, run["mock_cpu_per_call_ms"] / 1000
+    return 1 / max(own, (own + mock) / 2)
+
+
+def add_eval_rows(report: Any, ours: dict, floor: dict) -> None:
+    report.add("eval-calls", ours["calls_per_s"], floor=floor["calls_per_s"])
+    report.add("eval-cpu-rate", cpu_rate(ours), floor=cpu_rate(floor))
+    report.add("eval-cpu-per-call", ours["cpu_per_call_ms"], floor=floor["cpu_per_call_ms"])
+    report.add("mock-cpu-per-call", ours["mock_cpu_per_call_ms"],
+               floor=floor["mock_cpu_per_call_ms"])  # fmt: skip
+    report.add("eval-failures", ours["failed"])
+    report.add("eval-peak-rss", ours["peak_rss_mb"])
+    report.note(f"{ours['calls']:,} model calls")
 
 
 def main() -> None:
@@ -180,14 +282,15 @@ def main() -> None:
     parser.add_argument("--skip-eval", action="store_true", help="skip the 256-at-once eval part")
     args = parser.parse_args()
 
+    table = Report(f"front doors: {args.env}", FIGURES)
     proc, base_url = start_mock(args.env)
     try:
         report: dict[str, Any] = {"env": args.env}
         # First, while this process is small: a forked child's peak memory counts the parent's.
         if not args.skip_eval:
-            report["eval_at_scale"] = eval_at_scale(
-                args.env, base_url, args.eval_rollouts, args.concurrency
-            )
+            ours = eval_at_scale(args.env, base_url, args.eval_rollouts, args.concurrency, proc.pid)
+            floor = floor_at_scale(base_url, ours.pop("bodies"), args.concurrency, proc.pid)
+            add_eval_rows(table, ours, floor)
         if not args.skip_vf:
             seq = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 1))
             report["verifiers_sequential"] = overhead_rows(seq)
@@ -204,7 +307,6 @@ def main() -> None:
     finally:
         proc.terminate()
         proc.wait(timeout=10)
-    table = Report(f"front doors: {args.env}")
     table.add_nested("", {k: v for k, v in report.items() if k != "env"})
     table.show()
 

@@ -1,26 +1,101 @@
-"""Summarise a `mutmut run`: the kill rate per file and overall, and every surviving mutant.
+"""Run `mutmut` and summarise it: the kill rate per file and overall, and every surviving mutant.
+
+    python scripts/mutation_report.py run [--write FILE] [MUTANT ...]   run, then report
+    python scripts/mutation_report.py [--json] [--write FILE]           report the last run
+
+`run` times the mutmut run (wall clock, and CPU of every process it started, tests and
+sandboxed children included) and notes the load average before and after, in
+mutants/run-times.json (appended to mutants/runs.jsonl, so runs that together judged every
+mutant add up), so a figure from a busy machine says so.
 
 Mutants listed in docs/mutation/equivalent.txt (one name per line, a reason after `#`) are
 equivalent: no input that reaches that code can tell them apart from the original, so they are
-left out of the rate and shown apart.  Usage: python scripts/mutation_report.py [--json]
+left out of the rate and shown apart. A mutant no test reached, or one not yet run, counts as
+a survivor.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import resource
 import subprocess
 import sys
+import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-EQUIVALENT = Path(__file__).resolve().parents[1] / "docs" / "mutation" / "equivalent.txt"
+ROOT = Path(__file__).resolve().parents[1]
+EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent.txt"
+TIMES = ROOT / "mutants" / "run-times.json"
+RUNS = ROOT / "mutants" / "runs.jsonl"  # every timed run since `mutants/` was made
+LOG = ROOT / "mutants" / "mutmut-run.log"
 KILLED = {"killed", "timeout", "segfault"}
+WORKERS = 2
+
+
+def _mutmut() -> str:
+    return str(Path(sys.executable).with_name("mutmut"))
+
+
+def _load() -> tuple[float, float, float]:
+    return tuple(float(x) for x in Path("/proc/loadavg").read_text().split()[:3])  # type: ignore[return-value]
+
+
+def run(mutants: list[str]) -> int:
+    """One `mutmut run` (all mutants not yet judged, or the named ones), timed."""
+    (ROOT / "mutants").mkdir(exist_ok=True)
+    judged_before = _judged()
+    load_before = _load()
+    start = time.monotonic()
+    with LOG.open("w") as log:
+        code = subprocess.call(
+            [_mutmut(), "run", "--max-children", str(WORKERS), *mutants],
+            cwd=ROOT,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    wall = time.monotonic() - start
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    times = {
+        "wall_s": round(wall, 1),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
+        "workers": WORKERS,
+        "load_before": load_before,
+        "load_after": _load(),
+        "nice": os.nice(0),
+        "mutants_named": len(mutants),
+        "judged_before": judged_before,
+        "judged_after": _judged(),
+    }
+    TIMES.write_text(json.dumps(times, indent=1) + "\n")
+    with RUNS.open("a") as runs:
+        runs.write(json.dumps(times) + "\n")
+    if code != 0:
+        tail = LOG.read_text(errors="replace").replace("\r", "\n").splitlines()[-15:]
+        print(f"mutmut run exited {code}; the end of {LOG.relative_to(ROOT)}:", file=sys.stderr)
+        print("\n".join(tail), file=sys.stderr)
+    return code
+
+
+def _judged() -> int:
+    """Mutants with a verdict so far (mutmut keeps them in mutants/**/*.meta)."""
+    count = 0
+    for meta in (ROOT / "mutants").glob("**/*.py.meta"):
+        with contextlib.suppress(OSError, ValueError):
+            codes = json.loads(meta.read_text())["exit_code_by_key"].values()
+            count += sum(1 for c in codes if c is not None)
+    return count
 
 
 def load_results() -> dict[str, str]:
-    mutmut = Path(sys.executable).with_name("mutmut")
     out = subprocess.run(
-        [str(mutmut), "results", "--all", "true"], capture_output=True, text=True, check=True
+        [_mutmut(), "results", "--all", "true"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout
     results = {}
     for line in out.splitlines():
@@ -42,54 +117,127 @@ def load_equivalent() -> dict[str, str]:
 
 
 def module_of(name: str) -> str:
-    return name.split(".x", 1)[0].rsplit(".xǁ", 1)[0]
+    """`datagauntlet.core.episode.xǁEpisodeǁcall__mutmut_3` -> `datagauntlet.core.episode`"""
+    return name.split(".x", 1)[0]
 
 
-def main() -> int:
-    results = load_results()
-    if not results:
-        print("no mutation results: run `make mutants` first")
-        return 2
-    equivalent = load_equivalent()
+def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, object]:
     per_module: dict[str, Counter[str]] = defaultdict(Counter)
     survivors = []
     for name, status in sorted(results.items()):
-        module = module_of(name)
+        counts = per_module[module_of(name)]
         if name in equivalent:
-            per_module[module]["equivalent"] += 1
+            counts["equivalent"] += 1
             continue
-        per_module[module]["total"] += 1
+        counts["total"] += 1
         if status in KILLED:
-            per_module[module]["killed"] += 1
+            counts["killed"] += 1
         else:
             survivors.append((name, status))
     total = sum(c["total"] for c in per_module.values())
     killed = sum(c["killed"] for c in per_module.values())
-    rate = killed / total if total else 1.0
-    if "--json" in sys.argv:
-        print(
-            json.dumps(
-                {
-                    "kill_rate": rate,
-                    "killed": killed,
-                    "total": total,
-                    "equivalent": len(equivalent),
-                    "survivors": survivors,
-                }
-            )
+    return {
+        "kill_rate": killed / total if total else 1.0,
+        "killed": killed,
+        "total": total,
+        "mutants": len(results),
+        "equivalent": sum(c["equivalent"] for c in per_module.values()),
+        "statuses": dict(sorted(Counter(results.values()).items())),
+        "per_module": {m: dict(c) for m, c in sorted(per_module.items())},
+        "survivors": survivors,
+        "stale_equivalent": sorted(set(equivalent) - set(results)),
+        "times": json.loads(TIMES.read_text()) if TIMES.is_file() else None,
+        "runs": [json.loads(x) for x in RUNS.read_text().splitlines()] if RUNS.is_file() else [],
+    }
+
+
+def render(summary: dict[str, object]) -> str:
+    lines = [f"{'module':<46} {'killed':>7} {'total':>6} {'rate':>7} {'equiv':>6}"]
+    per_module: dict[str, dict[str, int]] = summary["per_module"]  # type: ignore[assignment]
+    for module, c in per_module.items():
+        total, killed = c.get("total", 0), c.get("killed", 0)
+        share = killed / total if total else 1.0
+        equiv = c.get("equivalent", 0)
+        lines.append(f"{module:<46} {killed:>7} {total:>6} {share:>7.1%} {equiv:>6}")
+    lines.append(
+        f"{'all':<46} {summary['killed']:>7} {summary['total']:>6} "
+        f"{summary['kill_rate']:>7.1%} {summary['equivalent']:>6}"
+    )
+    statuses = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())  # type: ignore[attr-defined]
+    lines.append(f"\n{summary['mutants']} mutants: {statuses}")
+    times = summary["times"]
+    if times:
+        lines.append(
+            f"last run: {times['wall_s']:.0f} s wall, {times['cpu_s']:.0f} s CPU "
+            f"({times['cpu_s'] / times['workers']:.0f} s wall on {times['workers']} idle cores), "
+            f"nice {times['nice']}, load average {times['load_before'][0]:.2f} before and "
+            f"{times['load_after'][0]:.2f} after"
+            + (f" ({times['mutants_named']} named mutants)" if times["mutants_named"] else "")
         )
-        return 0
-    print(f"{'module':<52} {'killed':>7} {'total':>6} {'rate':>7} {'equiv':>6}")
-    for module, c in sorted(per_module.items()):
-        share = c["killed"] / c["total"] if c["total"] else 1.0
-        print(f"{module:<52} {c['killed']:>7} {c['total']:>6} {share:>7.1%} {c['equivalent']:>6}")
-    print(f"{'all':<52} {killed:>7} {total:>6} {rate:>7.1%} {len(equivalent):>6}")
-    if survivors:
-        print(f"\n{len(survivors)} surviving mutants (see each with `mutmut show NAME`):")
-        for name, status in survivors:
-            print(f"  {name}  [{status}]")
+    runs: list[dict[str, float]] = summary["runs"]  # type: ignore[assignment]
+    if len(runs) > 1:
+        wall = sum(r["wall_s"] for r in runs)
+        cpu = sum(r["cpu_s"] for r in runs)
+        low = min(r["load_before"][0] for r in runs)
+        high = max(r["load_after"][0] for r in runs)
+        lines.append(
+            f"all {len(runs)} runs since mutants/ was made: {wall:.0f} s wall, {cpu:.0f} s CPU "
+            f"({cpu / WORKERS:.0f} s wall on {WORKERS} idle cores), load average "
+            f"{low:.2f}-{high:.2f}"
+        )
+    survivors: list[tuple[str, str]] = summary["survivors"]  # type: ignore[assignment]
+    judged = [(n, s) for n, s in survivors if s != "not checked"]
+    unrun = Counter(module_of(n) for n, s in survivors if s == "not checked")
+    if unrun:
+        lines.append(f"\n{sum(unrun.values())} mutants not run yet (they count as survivors):")
+        lines.extend(f"  {module}: {n}" for module, n in sorted(unrun.items()))
+    if judged:
+        lines.append(f"\n{len(judged)} surviving mutants (see each with `mutmut show NAME`):")
+        lines.extend(f"  {name}  [{status}]" for name, status in judged)
+    elif not unrun:
+        lines.append("\nno surviving mutants outside docs/mutation/equivalent.txt")
+    stale = summary["stale_equivalent"]
+    if stale:
+        lines.append("\nlisted as equivalent but not in this run (stale entries):")
+        lines.extend(f"  {name}" for name in stale)  # type: ignore[attr-defined]
+    return "\n".join(lines)
+
+
+def main(argv: list[str]) -> int:
+    args = list(argv)
+    write = None
+    if "--write" in args:
+        i = args.index("--write")
+        if i + 1 >= len(args):
+            print("--write needs a file name", file=sys.stderr)
+            return 2
+        write = Path(args[i + 1])
+        del args[i : i + 2]
+    as_json = "--json" in args
+    args = [a for a in args if a != "--json"]
+    if args and args[0] == "run":
+        code = run(args[1:])
+        if code != 0:
+            return code
+    elif args:
+        print(f"unknown arguments: {' '.join(args)} (see --help)", file=sys.stderr)
+        return 2
+    if not (ROOT / "mutants").is_dir():
+        print("no mutation results: run `make mutants` first", file=sys.stderr)
+        return 2
+    summary = summarise(load_results(), load_equivalent())
+    if not summary["mutants"]:
+        print("no mutation results: run `make mutants` first", file=sys.stderr)
+        return 2
+    text = render(summary)
+    if write is not None:
+        write.write_text("```\n" + text + "\n```\n")
+    print(json.dumps(summary, indent=1) if as_json else text)
     return 0
 
 
 if __name__ == "__main__":
-    raise SystemExit(main())
+    if "-h" in sys.argv or "--help" in sys.argv:
+        print(__doc__)
+        raise SystemExit(0)
+    raise SystemExit(main(sys.argv[1:]))

@@ -68,3 +68,32 @@ def test_extended_a_good_row_loaded_twice_loses_its_credit(extended: BadBatchGat
     n_batches = len(ep.case.batches)
     expected = ((n_batches - 1) + (len(goods) - 1) / len(goods)) / n_batches
     assert _components(ep)["disposition"] == pytest.approx(expected, abs=1e-6)
+
+
+# Found by mutation testing (docs/mutation/): what counts as looking at a batch before acting.
+def _log(*calls: tuple[str, dict, bool, dict]):  # type: ignore[type-arg, no-untyped-def]
+    from datagauntlet.core.action_log import ActionLog
+
+    log = ActionLog()
+    for tool_name, args, ran, detail in calls:
+        log.close_entry(log.open_entry(tool_name, args), ran, "", detail)
+    return log.entries
+
+
+def test_only_an_executed_look_at_that_batch_before_the_action_counts() -> None:
+    from datagauntlet.envs.bad_batch_gate.grader import _looked
+
+    mine = ("profile_batch", {"batch_id": "b1"}, True, {})
+    other = ("profile_batch", {"batch_id": "b2"}, True, {})
+    refused = ("profile_batch", {"batch_id": "b1"}, False, {})
+    query = ("run_sql", {"query": "SELECT 1"}, True, {"tables_read": ["stage_b1"]})
+    blind = ("run_sql", {"query": "SELECT 1"}, True, {})  # a query that read no table
+    act = ("load_batch", {"batch_id": "b1"}, True, {})
+    assert _looked("stage_b1", "b1", _log(mine, act), 1)
+    assert _looked("stage_b1", "b1", _log(query, act), 1)
+    assert not _looked("stage_b1", "b1", _log(other, act), 1)
+    assert not _looked("stage_b1", "b1", _log(refused, act), 1)
+    assert not _looked("stage_b1", "b1", _log(blind, act), 1)
+    assert not _looked("stage_b1", "b1", _log(act, mine), 0)  # looked only after acting
+    assert not _looked("stage_b1", "b1", _log(mine), 0)  # no action: nothing came before it
+    assert not _looked("stage_b1", "b1", _log(other, blind), 5)  # the log ends with no look

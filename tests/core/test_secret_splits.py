@@ -55,6 +55,7 @@ def test_held_out_split_needs_a_secret(no_secret: None) -> None:
 
 
 def test_short_secret_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(seeding.SECRET_FILE_ENV, raising=False)
     monkeypatch.setenv(seeding.SECRET_ENV, "short")
     with pytest.raises(SecretMissing, match="at least 16 bytes"):
         task_seed("dataclean", "private", 0)
@@ -87,7 +88,11 @@ def test_secret_file_keys_the_same_seeds_as_the_variable(
     path = tmp_path / "secret"
     path.write_text(SECRET + "\n")
     monkeypatch.delenv(seeding.SECRET_ENV, raising=False)
+    # use_secret_file sets the variable itself: setting it through monkeypatch first records
+    # its prior state, so the file's path does not outlive this test.
+    monkeypatch.setenv(seeding.SECRET_FILE_ENV, "")
     seeding.use_secret_file(path)
+    assert os.environ[seeding.SECRET_FILE_ENV] == str(path)
     from_file = task_seed("dataclean", "private", 4)
     monkeypatch.delenv(seeding.SECRET_FILE_ENV)
     monkeypatch.setenv(seeding.SECRET_ENV, SECRET)

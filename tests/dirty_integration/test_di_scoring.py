@@ -114,3 +114,94 @@ def test_weights_are_the_single_source() -> None:
         "type_handling": 0.2,
         "budget_discipline": 0.2,
     }
+
+
+# --- rules mutation testing showed had no test of their own (docs/mutation/) ----------------
+def test_an_empty_submission_reports_every_metric_and_misses_every_record() -> None:
+    ep = _episode(profile="clean")
+    s = _submit(ep, [])
+    assert s.reward == 0.0
+    assert s.metrics["records_missed"] == len(ep.world.records)
+    assert s.metrics["duplicates_submitted"] == 0 and s.metrics["turns"] == 1
+
+
+def test_past_the_quota_the_api_answers_429_and_says_so() -> None:
+    ep = _episode(profile="realistic")
+    quota = ep.world.quota
+    assert quota is not None
+    for _ in range(quota):
+        ep.api.fetch(None)
+    assert ep.api.fetch(None) == (
+        429,
+        {"error": "429 Too Many Requests: request quota exceeded", "status": 429},
+    )
+
+
+@pytest.mark.parametrize(("length", "shown"), [(40, 40), (41, 37)])
+def test_an_unknown_cursor_is_refused_with_it_cut_to_forty_characters(
+    length: int, shown: int
+) -> None:
+    ep = _episode(profile="clean")
+    cursor = "c" * length
+    result = ep.call("fetch_page", {"cursor": cursor})
+    quoted = repr(cursor if shown == length else cursor[:shown] + "...")
+    assert result == {
+        "error": f"unknown cursor {quoted}: pass null for the first page, "
+        "then a next_cursor exactly as the API returned it"
+    }
+
+
+def test_every_answer_is_the_fault_schedule_of_its_request() -> None:
+    seen = {"timeout": 0, "drift": 0, "plain": 0, "inflated": 0}
+    for seed_index in range(6):
+        env = dg.make("dirty-integration", profile="hostile")
+        ep = env.episode(env.tasks("eval", 1, start=seed_index)[0])
+        assert isinstance(ep, DirtyIntegrationEpisode)
+        api, world = ep.api, ep.world
+        cursor: str | None = None
+        served: list[int] = []
+        for index in range(min(40, world.quota or 40)):
+            faults = world.faults(index)
+            page = api.check_cursor(cursor)
+            status, body = api.fetch(cursor)
+            if faults.timeout:
+                seen["timeout"] += 1
+                assert (status, body) == (
+                    504,
+                    {"error": "timeout: the request received no response", "status": 504},
+                )
+                continue
+            served.append(page)
+            assert status == 200 and body["total"] == len(world.records) + faults.inflate_by
+            seen["inflated"] += faults.inflate_by > 0
+            want = [
+                {
+                    "id": r.id,
+                    "amount": str(r.amount) if faults.type_drift else r.amount,
+                    "customer": r.customer,
+                    "created_at": r.created_at,
+                }
+                for r in world.page(page)
+            ]
+            assert body["records"] == want
+            seen["drift" if faults.type_drift else "plain"] += 1
+            cursor = body["next_cursor"]
+            if cursor is None:
+                break
+        assert api.timeouts == sum(world.faults(i).timeout for i in range(api.requests))
+        assert api.served_pages == served
+    assert all(seen.values()), seen  # every kind of answer was exercised
+
+
+def test_an_int_subclass_amount_is_an_int_and_a_bool_is_not() -> None:
+    # the grader's fast path (type is int) must keep the rule's meaning for in-process callers
+    class Cents(int):
+        pass
+
+    ep = _episode(profile="clean")
+    rows = _truth(ep)
+    as_subclass = [{"id": r["id"], "amount": Cents(r["amount"])} for r in rows]
+    assert _submit(ep, as_subclass).components["type_handling"]["value"] == 1.0
+    other = _episode(profile="clean")
+    flags = [{"id": r["id"], "amount": bool(r["amount"] % 2)} for r in _truth(other)]
+    assert _submit(other, flags).components["type_handling"]["value"] == 0.0

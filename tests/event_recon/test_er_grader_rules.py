@@ -209,3 +209,221 @@ def test_metrics_report_symmetric_f1(tmp_path: Path) -> None:
     assert s.metrics["precision"] == pytest.approx(round(2 / 3, 6))
     assert s.metrics["recall"] == 1.0
     assert s.metrics["f1"] == pytest.approx(round(0.8, 6))
+
+
+# --- reading what the graded script left (remediation.inspect) on hand-made databases --------
+def _ledger_db(path: Path) -> Path:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    db.execute("CREATE TABLE ledger_entries (partner_id TEXT, period TEXT, amount INT, memo TEXT)")
+    db.execute("CREATE TABLE payouts (partner_id TEXT, amount INT)")
+    base = [("p1", "2026-01", 130, "a"), ("p3", "2026-02", 7, "b")]
+    db.executemany("INSERT INTO ledger_entries VALUES (?, ?, ?, ?)", base)
+    db.execute("INSERT INTO payouts VALUES ('p1', 130)")
+    db.commit()
+    db.close()
+    return path
+
+
+def _project(path: Path) -> dict[str, dict[str, int]]:
+    import sqlite3
+
+    db = sqlite3.connect(path)
+    try:
+        out: dict[str, dict[str, int]] = {p: {} for p in P}
+        for partner, period, amount in db.execute(
+            "SELECT partner_id, period, sum(amount) FROM ledger_entries GROUP BY 1, 2"
+        ):
+            out.setdefault(partner, {})[period] = amount
+        return out
+    finally:
+        db.close()
+
+
+def _inspect(tmp_path: Path, change: str) -> Outcome:
+    import shutil
+    import sqlite3
+
+    from datagauntlet.envs.event_recon.remediation import inspect
+    from datagauntlet.kits.sandbox import WALLS, SandboxResult
+
+    pristine = _ledger_db(tmp_path / "pristine.sqlite")
+    after = tmp_path / "after.sqlite"
+    shutil.copy(pristine, after)
+    db = sqlite3.connect(after)
+    db.executescript(change)
+    db.commit()
+    db.close()
+    run = SandboxResult(0, "", "", 0.1, 0.1, (), WALLS)
+    graded = Truth(**{**truth().__dict__, "project": _project})
+    return inspect(pristine, after, graded, run, change.encode())
+
+
+def test_a_row_edited_in_a_column_the_projection_ignores_still_counts_as_changed(
+    tmp_path: Path,
+) -> None:
+    out = _inspect(tmp_path, "UPDATE ledger_entries SET memo = 'edited' WHERE partner_id = 'p3'")
+    assert out.changed_partners == frozenset({"p3"}) and out.db_changed
+    assert out.projection == _project(tmp_path / "pristine.sqlite")
+    assert not out.payouts_changed
+
+
+def test_a_table_whose_name_holds_a_quote_is_read_not_refused(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, 'CREATE TABLE "odd""name" (x); INSERT INTO "odd""name" VALUES (1);')
+    assert out.projection is not None and out.db_changed
+    assert "unreadable" not in out.detail
+
+
+def test_a_change_to_the_schema_alone_is_a_change(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "ALTER TABLE payouts RENAME COLUMN amount TO paid")
+    assert out.db_changed and not out.payouts_changed and out.changed_partners == frozenset()
+
+
+def test_reading_the_left_database_is_bounded_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datagauntlet.envs.event_recon import remediation
+
+    # a script that leaves enough rows that reading them takes many progress-handler steps
+    pad = (
+        "CREATE TABLE pad (x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
+        "WHERE i < 20000) INSERT INTO pad SELECT i FROM n;"
+    )
+    fine = _inspect(tmp_path, pad)
+    assert fine.projection is not None and fine.db_changed and "unreadable" not in fine.detail
+    monkeypatch.setattr(remediation, "READ_SECONDS", 0.0)
+    (tmp_path / "late").mkdir()
+    late = _inspect(tmp_path / "late", pad)
+    assert "interrupted" in late.detail.get("unreadable", "")
+    assert late.projection is None and late.payouts_changed and late.db_changed
+
+
+# --- rules mutation testing showed had no test of their own (docs/mutation/) ----------------
+def test_a_report_without_a_graded_run_earns_nothing() -> None:
+    s = grade(truth(), report(PERFECT), None, [])
+    assert s.reward == 0.0 and s.metrics["validity"] == 0
+    assert s.metrics["failure_code"] == "no_report"
+
+
+def test_no_findings_report_zero_precision_and_recall() -> None:
+    s = grade(truth(), report([]), outcome(REPAIRED), [])
+    assert s.metrics["failure_code"] == "no_findings"
+    assert (s.metrics["precision"], s.metrics["recall"], s.metrics["f1"]) == (0.0, 0.0, 0.0)
+
+
+def test_identification_and_grounding_with_nothing_to_compare_are_zero() -> None:
+    from datagauntlet.envs.event_recon.grader import grounding, identification
+
+    empty = Truth(**{**truth().__dict__, "manifest": frozenset(), "evidence": {}})
+    claims = {("duplicate_delivery", "p1"): {"e1"}}
+    assert identification(empty, claims) == (0.0, 0.0, 0.0)
+    assert identification(truth(), {}) == (0.0, 0.0, 0.0)
+    assert grounding(truth(), {}) == 0.0
+
+
+def test_a_manifest_pair_without_listed_evidence_grounds_nothing() -> None:
+    from datagauntlet.envs.event_recon.grader import grounding
+
+    t = truth()
+    partial = Truth(**{**t.__dict__, "evidence": {("duplicate_delivery", "p1"): frozenset({"e1"})}})
+    claims = {("duplicate_delivery", "p1"): {"e1"}, ("schema_drift", "p2"): {"e9"}}
+    assert grounding(partial, claims) == 0.5
+
+
+def test_a_partner_missing_from_the_projection_has_no_balance() -> None:
+    from datagauntlet.envs.event_recon.grader import ledger
+
+    without_p4 = {k: v for k, v in REPAIRED.items() if k != "p4"}  # p4's balance is empty
+    assert ledger(truth(), outcome(without_p4)).correctness == 1.0
+    without_p3 = {k: v for k, v in REPAIRED.items() if k != "p3"}  # p3 had a balance
+    lost = ledger(truth(), outcome(without_p3))
+    assert (lost.correctness, lost.regressed) == (0.0, 1)
+
+
+def test_an_unreadable_ledger_repairs_nobody_and_preserves_nothing() -> None:
+    from datagauntlet.envs.event_recon.grader import LedgerResult, ledger
+
+    assert ledger(truth(), outcome(None)) == LedgerResult(0.0, 0.0, 0, 2)
+    s = grade(truth(), report(PERFECT), outcome(None), [])
+    assert s.metrics["partners_repaired"] == 0 and s.metrics["partners_regressed"] == 2
+    assert s.components["non_destructiveness"]["value"] == 0.0
+
+
+def test_each_invented_partner_counts_once_as_regressed() -> None:
+    invented = {**REPAIRED, "p9": {"2026-01": 5}, "p8": {"2026-02": 1}, "p7": {}}
+    s = grade(truth(), report(PERFECT), outcome(invented), [])
+    assert s.metrics["partners_regressed"] == 2 and s.metrics["failure_code"] == "ledger_regression"
+
+
+def test_with_no_healthy_partner_preservation_is_the_ledger_share() -> None:
+    from datagauntlet.envs.event_recon.grader import ledger
+
+    t = truth()
+    all_broken = Truth(**{**t.__dict__, "partners": ("p1", "p2")})
+    half = {"p1": {"2026-01": 100}, "p2": {"2026-01": 0}}
+    lr = ledger(all_broken, outcome(half))
+    assert (lr.correctness, lr.preservation) == (0.5, 0.5)
+    assert ledger(all_broken, outcome(REPAIRED)).preservation == 1.0
+
+
+def test_log_metrics_count_calls_per_tool_and_executed_queries() -> None:
+    from datagauntlet.core.action_log import ActionLog
+
+    log = ActionLog()
+    for tool_name, ran in [
+        ("sql_query", True),
+        ("sql_query", False),
+        ("sql_query", True),
+        ("read_file", True),
+        ("bash", False),  # not a tool of this env: a turn, not a call of any tool
+        ("read_file", False),
+    ]:
+        log.close_entry(log.open_entry(tool_name, {}), ran, "")
+    m = grade(truth(), report(PERFECT), outcome(REPAIRED), log.entries).metrics
+    assert m["turns"] == 6
+    assert (m["calls_sql_query"], m["sql_queries"], m["calls_read_file"]) == (3, 2, 2)
+    assert (m["calls_write_file"], m["calls_run_python"], m["calls_submit_report"]) == (0, 0, 0)
+
+
+def test_script_metrics_come_from_the_graded_run_or_are_zero_without_one() -> None:
+    ran = outcome(REPAIRED, script_bytes=321, script_lines=12, violations=("audit: open",))
+    m = grade(truth(), report(PERFECT), ran, []).metrics
+    assert (m["script_bytes"], m["script_lines"], m["sandbox_violations"]) == (321, 12, 1)
+    none = grade(truth(), None, None, []).metrics
+    assert {k: none[k] for k in ("script_bytes", "script_lines", "sandbox_violations")} == {
+        "script_bytes": 0,
+        "script_lines": 0,
+        "sandbox_violations": 0,
+    }
+    assert (none["partners_repaired"], none["partners_regressed"]) == (0, 0)
+
+
+def test_a_ledger_without_its_partner_column_is_unreadable_by_name(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "ALTER TABLE ledger_entries RENAME COLUMN partner_id TO pid")
+    assert out.projection is None
+    assert out.detail == {"unreadable": "ledger_entries has no column partner_id"}
+
+
+def test_precision_recall_and_f1_are_reported_to_six_digits() -> None:
+    three = truth(
+        {
+            ("duplicate_delivery", "p1"): {"e1"},
+            ("schema_drift", "p2"): {"e9"},
+            ("timezone_boundary", "p3"): {"e4"},
+        }
+    )
+    claims = [*PERFECT, {"family": "timezone_boundary", "partner_id": "p4", "event_id": "x"}]
+    m = grade(three, report(claims), outcome(REPAIRED), []).metrics
+    assert (m["precision"], m["recall"]) == (0.666667, 0.666667)
+    assert m["f1"] == round(f_beta(2 / 3, 2 / 3, 1.0), 6) == 0.666667
+
+
+def test_a_regression_is_valid_and_keeps_the_report_credit() -> None:
+    # only the first six failure codes void the episode: a regressed ledger scores its report
+    regressed = {**REPAIRED, "p3": {"2026-02": 8}}
+    s = grade(truth(), report(PERFECT), outcome(regressed), [])
+    assert s.metrics["failure_code"] == "ledger_regression" and s.metrics["validity"] == 1
+    assert s.reward == pytest.approx(
+        WEIGHTS["defect_identification"] + WEIGHTS["evidence_grounding"]
+    )

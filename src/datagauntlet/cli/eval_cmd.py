@@ -87,6 +87,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="total seconds one rollout may take (default 1800)",
     )
     parser.add_argument(
+        "--http-transport",
+        choices=("lean", "httpx"),
+        default="lean",
+        help="HTTP layer under the openai SDK: lean (default: HTTP/1.1 keep-alive on asyncio, "
+        "a fraction of the CPU per call at hundreds at once) or httpx (its stock transport, "
+        "for an endpoint or proxy the lean one does not speak, e.g. HTTP/2 only)",
+    )
+    parser.add_argument(
         "--dry-run",
         action="store_true",
         help="check the endpoint, key and model, print the plan, and run nothing",
@@ -207,6 +215,7 @@ def run(args: argparse.Namespace) -> int:
             args.retries,
             timeout=request_timeout,
             max_connections=max(16, args.concurrency),
+            transport=args.http_transport,
         )
     else:
         from datagauntlet.frontdoors.models import PolicyModel

@@ -250,14 +250,38 @@ def calibrate(
     """The env's calibration grid (or `grid`): every config override x every policy over `n`
     tasks. With `workers` > 1 and no `mapper`, one process pool serves every cell."""
     own = ProcessMapper(workers) if mapper is None and workers > 1 else None
+    cells = []
+    for overrides in env.calibration_grid() if grid is None else grid:
+        cell_env = env.with_config(**overrides) if overrides else env
+        cells.append((overrides, cell_env, list(policies or cell_env.policies())))
+    pool = mapper or own
     rows: list[CalibrationRow] = []
     try:
-        for overrides in env.calibration_grid() if grid is None else grid:
-            cell_env = env.with_config(**overrides) if overrides else env
-            names = list(policies or cell_env.policies())
+        if pool is None:
+            for overrides, cell_env, names in cells:
+                results = run(cell_env, names, cell_env.tasks(split, n), 1, progress)
+                rows.extend(summarize(cell_env.config.changed() or overrides, results))
+            return rows
+        # Every cell's jobs in one map: workers never wait at a cell's end for the slowest
+        # chunk while the next cell's jobs are not yet sent. Jobs go task by task (all
+        # policies of a task together), so a task's world, which envs cache, is built in one
+        # worker rather than in each; results come back in the runner's policy-major order.
+        jobs: list[Job] = []
+        shapes = []
+        for _, cell_env, names in cells:
             tasks = cell_env.tasks(split, n)
-            results = run(cell_env, names, tasks, 1, progress, mapper or own)
-            rows.extend(summarize(cell_env.config.changed() or overrides, results))
+            config = cell_env.config.as_dict()
+            jobs += [(env.id, config, p, t.as_dict()) for t in tasks for p in names]
+            shapes.append((len(names), len(tasks)))
+        played = iter(pool.map(jobs))
+        for (overrides, cell_env, _), (n_policies, n_tasks) in zip(cells, shapes, strict=True):
+            results: list[EpisodeResult | None] = [None] * (n_policies * n_tasks)
+            for t in range(n_tasks):
+                for p in range(n_policies):
+                    results[p * n_tasks + t] = next(played)
+                    if progress:
+                        progress(1)
+            rows.extend(summarize(cell_env.config.changed() or overrides, results))  # type: ignore[arg-type]
     finally:
         if own is not None:
             own.close()

@@ -143,15 +143,20 @@ class Keyed:
         return head
 
     def _hash(self, label: str, index: int | str) -> int:
-        h = self._head(label).copy()
-        _feed(h, index)
+        head = self._heads.get(label)  # looked up here: a fault schedule draws per request
+        h = (head if head is not None else self._head(label)).copy()
+        if type(index) is int and -(10**30) < index < 10**30:  # the usual draw: a counter
+            data = b"%d" % index  # == str(index).encode(), the bytes _feed would give
+            h.update(_LENGTH_PREFIX[len(data)] + data)
+        else:
+            _feed(h, index)
         return int.from_bytes(h.digest(), "little")
 
     def unit(self, label: str, index: int | str = 0) -> float:
         return self._hash(label, index) / _DENOM
 
     def chance(self, label: str, index: int | str, p: float) -> bool:
-        return self.unit(label, index) < p
+        return self._hash(label, index) / _DENOM < p  # unit(label, index) < p, one call less
 
     def randint(self, label: str, index: int | str, lo: int, hi: int) -> int:
         """An integer in [lo, hi], both ends included."""

@@ -197,7 +197,9 @@ async def play_rollout(
     loop = LoopResult(messages=[])
     live: LiveEpisode | None = None
     try:
-        live = await LiveEpisode.open(env, task)
+        # an env whose steps are microseconds of in-memory work runs them on the loop: a
+        # thread handoff per call would cost more than the step (GIL ping-pong at 256 at once)
+        live = await LiveEpisode.open(env, task, inline=env.registration.fast_steps)
         playing = run_loop(live, model, max_turns_of(env, spec.max_turns), loop)
         try:
             await asyncio.wait_for(playing, spec.rollout_timeout)

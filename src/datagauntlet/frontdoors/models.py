@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import json
 import os
 import socket
 from typing import Any
@@ -30,18 +32,62 @@ class PolicyModel:
         return Reply(message, usage)
 
 
-def http_client(max_connections: int = 256, timeout: float = 120.0) -> Any:
-    """An httpx client with Nagle off: the SDK writes a request's headers and body separately,
-    and with Nagle on the body waits for the server's delayed ACK (~40 ms a call here)."""
+@functools.cache
+def _tls_context() -> Any:
+    """One verifying TLS context for every client of this process: loading the CA bundle costs
+    ~70 ms of CPU, which a client per rollout (the verifiers harness) would pay each time."""
     import httpx
 
-    transport = httpx.AsyncHTTPTransport(
-        socket_options=[(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)],
-        limits=httpx.Limits(
+    return httpx.create_ssl_context()
+
+
+TRANSPORTS = ("lean", "httpx")
+
+
+def http_client(max_connections: int = 256, timeout: float = 120.0, transport: str = "lean") -> Any:
+    """An httpx client with Nagle off (a request's head and body may leave in separate writes;
+    with Nagle on the body would wait for the server's delayed ACK, ~40 ms a call here).
+
+    `lean` (the default) runs on frontdoors/http11.py, HTTP/1.1 keep-alive on asyncio: httpx's
+    stock transport (httpcore) costs most of a request's CPU at hundreds at once. `httpx` is
+    that stock transport, for an endpoint or proxy the lean one does not speak (HTTP/2 only)."""
+    import httpx
+
+    nodelay = [(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)]
+    if transport == "httpx":
+        limits = httpx.Limits(
             max_connections=max_connections, max_keepalive_connections=max_connections
-        ),
-    )
-    return httpx.AsyncClient(transport=transport, timeout=timeout)
+        )
+        stock = httpx.AsyncHTTPTransport(
+            verify=_tls_context(), socket_options=nodelay, limits=limits
+        )
+        return httpx.AsyncClient(transport=stock, timeout=timeout)
+    if transport != "lean":
+        raise ValueError(f"unknown HTTP transport {transport!r}; choose from {TRANSPORTS}")
+    from datagauntlet.frontdoors.http11 import Http11Transport
+
+    lean = Http11Transport(max_connections, ssl_context=_tls_context(), socket_options=nodelay)
+    client = httpx.AsyncClient(transport=lean, timeout=timeout)
+    # httpx takes no cookie-jar class; its own rebuilds each request for the jar (a seventh
+    # of a call's CPU) even when the answer sets no cookie
+    client._cookies = _cookie_jar_class()()
+    return client
+
+
+@functools.cache
+def _cookie_jar_class() -> type:
+    import httpx
+
+    class SetCookiesOnly(httpx.Cookies):
+        """httpx's cookies, reading an answer only when it sets one (the jar would find
+        nothing to do otherwise)."""
+
+        def extract_cookies(self, response: httpx.Response) -> None:
+            headers = response.headers
+            if "set-cookie" in headers or "set-cookie2" in headers:
+                super().extract_cookies(response)
+
+    return SetCookiesOnly
 
 
 DEFAULT_REQUEST_TIMEOUT = 120.0
@@ -74,14 +120,14 @@ class OpenAIModel:
     total deadline per request: the SDK's own timeout restarts at every byte received, so a
     server dripping one byte every few seconds would otherwise hold a rollout forever.
 
-    Two costs that only show at hundreds of rollouts at once are avoided: requests go through
+    Three costs that only show at hundreds of rollouts at once are avoided. Requests go through
     the client's `post` with a plain JSON body (the typed `create` walks the whole message
     history against its TypedDicts on every call, about 7 ms of CPU per call late in a
-    rollout), and connections are spread over several clients of at most `POOL_SIZE` each
-    (httpcore scans its whole pool for every request, which grows quadratically).
+    rollout). The answer is read as JSON, not built into the SDK's response models (their
+    construction cost more than the rest of the reply's handling). And the one client runs on
+    the lean HTTP/1.1 transport of `http11` (httpx's default scans its whole pool at every
+    request and release, so at 256 connections its bookkeeping was most of the CPU).
     """
-
-    POOL_SIZE = 32
 
     def __init__(
         self,
@@ -93,42 +139,41 @@ class OpenAIModel:
         backoff: float = 0.5,
         timeout: float = DEFAULT_REQUEST_TIMEOUT,
         max_connections: int = 256,
+        transport: str = "lean",
     ) -> None:
         try:
+            import httpx
             import openai
-            from openai.types.chat import ChatCompletion
         except ImportError as exc:  # pragma: no cover - depends on the install
             raise ValueError("the openai SDK is missing: pip install 'datagauntlet[llm]'") from exc
         self._openai = openai
-        self._completion_type = ChatCompletion
+        self._raw = httpx.Response
         self.model = model
         self.temperature = temperature
         self.retries = retries
         self.backoff = backoff
         self.timeout = timeout
-        shards = max(1, -(-max_connections // self.POOL_SIZE))
-        self.clients = [
-            openai.AsyncOpenAI(
-                base_url=base_url,
-                api_key=os.environ.get(api_key_env) or "EMPTY",
-                max_retries=0,
-                timeout=timeout,
-                http_client=http_client(min(max_connections, self.POOL_SIZE), timeout),
-            )
-            for _ in range(shards)
-        ]
-        self._next = 0
+        self.client = openai.AsyncOpenAI(
+            base_url=base_url,
+            api_key=os.environ.get(api_key_env) or "EMPTY",
+            max_retries=0,
+            timeout=timeout,
+            http_client=http_client(max_connections, timeout, transport),
+        )
+        # absolute: the SDK then parses the URL once instead of merging it into its base
+        self._url = f"{str(self.client.base_url).rstrip('/')}/chat/completions"
 
-    async def _post(self, client: Any, body: dict[str, Any]) -> Any:
+    async def _post(self, body: dict[str, Any]) -> Reply:
         try:
-            return await asyncio.wait_for(
-                client.post("/chat/completions", body=body, cast_to=self._completion_type),
-                self.timeout,
-            )
+            # a deadline on this task (wait_for would start a task per call); cast to
+            # httpx.Response: the SDK still raises its typed errors for a bad status
+            async with asyncio.timeout(self.timeout):
+                response = await self.client.post(self._url, body=body, cast_to=self._raw)
         except TimeoutError:
             raise RequestTimeout(
                 f"no complete answer within the request deadline ({self.timeout:g} s)"
             ) from None
+        return read_completion(response.content)
 
     def _transient(self, exc: Exception) -> bool:
         o = self._openai
@@ -140,12 +185,9 @@ class OpenAIModel:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools}
         if self.temperature is not None:
             body["temperature"] = self.temperature
-        client = self.clients[self._next % len(self.clients)]
-        self._next += 1
         for attempt in range(self.retries + 1):
             try:
-                response = await self._post(client, body)
-                break
+                return await self._post(body)
             except Exception as exc:
                 if not self._transient(exc):
                     raise
@@ -153,15 +195,39 @@ class OpenAIModel:
                     kind = type(exc).__name__
                     raise TransientError(kind, f"{kind}: {exc}") from exc
                 await asyncio.sleep(min(self.backoff * 2**attempt, 20.0))
-        if not response.choices:
-            raise ValueError("the endpoint answered with no choices")
-        message = response.choices[0].message.model_dump(exclude_none=True, warnings=False)
-        usage = response.usage.model_dump(warnings=False) if response.usage else None
-        return Reply(message, usage)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def close(self) -> None:
-        for client in self.clients:
-            await client.close()
+        await self.client.close()
+
+
+def read_completion(content: bytes) -> Reply:
+    """The first choice's message and the usage of a chat.completion body.
+
+    Fields the endpoint sent as null are dropped at every depth (a history sent back with
+    `"tool_calls": null` is refused by some endpoints), as the SDK's `model_dump(exclude_none)`
+    did; the shape is checked only as far as the loop reads it."""
+    try:
+        data = json.loads(content)
+    except ValueError as exc:
+        raise ValueError(f"the endpoint answered with something that is not JSON: {exc}") from None
+    choices = data.get("choices") if isinstance(data, dict) else None
+    if not isinstance(choices, list) or not choices:
+        raise ValueError("the endpoint answered with no choices")
+    first = choices[0]
+    message = first.get("message") if isinstance(first, dict) else None
+    if not isinstance(message, dict):
+        raise ValueError("the endpoint's first choice holds no message object")
+    usage = data.get("usage")
+    return Reply(drop_none(message), usage if isinstance(usage, dict) else None)
+
+
+def drop_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: drop_none(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [drop_none(v) for v in value]
+    return value
 
 
 async def preflight(

@@ -224,6 +224,8 @@ class WorkspaceToolset(Toolset):
                         created.append("/".join(dirs[: i + 1]))
                     except FileExistsError:
                         pass
+                    except OSError as exc:  # a name too long, say: refused, folders undone
+                        raise _refusal(exc, "/".join(dirs[: i + 1]), folder=True) from None
                 try:
                     nxt = os.open(name, _DIR_FLAGS, dir_fd=fd)
                 except OSError as exc:
@@ -298,6 +300,8 @@ def _replace_file(folder: int, parts: list[str], data: bytes) -> None:
         existing = os.stat(name, dir_fd=folder, follow_symlinks=False)
     except FileNotFoundError:
         existing = None
+    except OSError as exc:
+        raise _refusal(exc, rel) from None
     if existing is not None and not stat.S_ISREG(existing.st_mode):
         raise ToolError(f"{rel!r} exists and is not a regular file")
     temp = f".{name}.{os.getpid()}.partial"

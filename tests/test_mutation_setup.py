@@ -1,0 +1,125 @@
+"""`make mutants`: the per-file test selection and the report's arithmetic.
+
+The selection must name real tests for every target file (a typo would silently test a file
+with nothing and count its mutants as survivors), and the report must count a mutant no test
+reached as a survivor, never as killed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import tomllib
+from fnmatch import fnmatch
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+CONFIG = tomllib.loads((ROOT / "pyproject.toml").read_text("utf-8"))
+MUTMUT = CONFIG["tool"]["mutmut"]
+SELECTION = CONFIG["tool"]["datagauntlet"]["mutation"]["tests"]
+
+
+def _load(path: Path, name: str) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+hook = _load(ROOT / "tests" / "conftest.py", "mutation_selection_hook")
+report = _load(ROOT / "scripts" / "mutation_report.py", "mutation_report")
+
+
+@pytest.mark.parametrize("target", MUTMUT["only_mutate"])
+def test_every_target_file_exists_and_has_tests_chosen(target: str) -> None:
+    assert (ROOT / target).is_file(), target
+    chosen = hook.tests_for_source(target, SELECTION)
+    assert chosen and not chosen[0].startswith("!"), f"{target} has no tests chosen"
+    for prefix in chosen:
+        path, _, name = prefix.lstrip("!").partition("::")
+        assert (ROOT / path).exists(), f"{target}: {path} does not exist"
+        if name:  # a test left out or chosen by name must exist by that name
+            assert "def " + name.split("[")[0] in (ROOT / path).read_text(), (target, prefix)
+
+
+def test_every_chosen_test_is_in_the_global_selection() -> None:
+    # mutmut only knows which tests reach a function from the tests it ran in its stats phase.
+    args = MUTMUT["pytest_add_cli_args_test_selection"]
+    selected = [p.rstrip("/") for p in args if not p.startswith("-")]
+    for target, chosen in SELECTION.items():
+        for prefix in chosen:
+            if not prefix.startswith("!"):
+                assert any(prefix.rstrip("/").startswith(s) for s in selected), (target, prefix)
+
+
+def test_tests_left_out_by_name_are_left_out(tmp_path: Path) -> None:
+    class Item:
+        def __init__(self, nodeid: str) -> None:
+            self.nodeid = nodeid
+
+    class Hook:
+        def pytest_deselected(self, items: list[Item]) -> None:
+            self.dropped = [i.nodeid for i in items]
+
+    (tmp_path / "pyproject.toml").write_text(
+        '[tool.datagauntlet.mutation.tests]\n"src/datagauntlet/core/*" = '
+        '["tests/core/a.py", "tests/core/b.py", "!tests/core/b.py::test_slow"]\n'
+    )
+    config = type("Config", (), {"rootpath": tmp_path, "hook": Hook()})()
+    items = [Item(n) for n in ("tests/core/a.py::t", "tests/core/b.py::test_slow[1]",
+                               "tests/core/b.py::test_quick", "tests/other.py::t")]  # fmt: skip
+    mutant = "datagauntlet.core.score.x_check_weights__mutmut_1"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("MUTANT_UNDER_TEST", mutant)
+        mp.setattr(hook, "_cap_cpu", lambda seconds: None)
+        hook.pytest_collection_modifyitems(config, items)
+        assert [i.nodeid for i in items] == ["tests/core/a.py::t", "tests/core/b.py::test_quick"]
+        assert config.hook.dropped == ["tests/core/b.py::test_slow[1]", "tests/other.py::t"]
+        mp.setenv("MUTANT_UNDER_TEST", "stats")  # not a mutant: every test runs
+        again = [Item("tests/other.py::t")]
+        hook.pytest_collection_modifyitems(config, again)
+        assert len(again) == 1
+
+
+def test_a_mutant_name_maps_to_its_source_file() -> None:
+    assert (
+        hook._module_path("datagauntlet.core.episode.xǁEpisodeǁcall__mutmut_3")
+        == "src/datagauntlet/core/episode.py"
+    )
+    assert (
+        hook._module_path("datagauntlet.core.seeding.x_task_seed__mutmut_12")
+        == "src/datagauntlet/core/seeding.py"
+    )
+
+
+def test_the_first_matching_pattern_wins() -> None:
+    engine = hook.tests_for_source("src/datagauntlet/envs/dataclean/engine.py", SELECTION)
+    grader = hook.tests_for_source("src/datagauntlet/envs/dataclean/grader.py", SELECTION)
+    assert "tests/dataclean/test_dataclean_engine.py" in engine
+    assert engine != grader
+    assert fnmatch("src/datagauntlet/envs/dataclean/engine.py", "src/datagauntlet/envs/dataclean/*")
+    assert hook.tests_for_source("src/datagauntlet/frontdoors/serve.py", SELECTION) is None
+
+
+def test_the_report_counts_untested_and_unrun_mutants_as_survivors() -> None:
+    results = {
+        "datagauntlet.core.score.x_check_weights__mutmut_1": "killed",
+        "datagauntlet.core.score.x_check_weights__mutmut_2": "timeout",
+        "datagauntlet.core.score.x_check_weights__mutmut_3": "survived",
+        "datagauntlet.core.score.x_check_weights__mutmut_4": "no tests",
+        "datagauntlet.core.score.x_check_weights__mutmut_5": "not checked",
+        "datagauntlet.core.seeding.x_unit__mutmut_1": "survived",
+    }
+    equivalent = {"datagauntlet.core.seeding.x_unit__mutmut_1": "a reason", "gone": "stale"}
+    summary = report.summarise(results, equivalent)
+    assert (summary["killed"], summary["total"], summary["equivalent"]) == (2, 5, 1)
+    assert summary["kill_rate"] == pytest.approx(0.4)
+    assert [name for name, _ in summary["survivors"]] == [
+        f"datagauntlet.core.score.x_check_weights__mutmut_{i}" for i in (3, 4, 5)
+    ]
+    assert summary["stale_equivalent"] == ["gone"]
+    text = report.render(summary)
+    assert "40.0%" in text and "x_check_weights__mutmut_4  [no tests]" in text
