@@ -11,7 +11,7 @@ import urllib.error
 import urllib.request
 
 import toolpath
-from benchlib import Report
+from benchlib import Figure, Report
 
 import datagauntlet as dg
 from datagauntlet.core.runner import calibrate, play, run
@@ -24,8 +24,40 @@ def per_second(fn, repeat: int) -> float:  # type: ignore[no-untyped-def]
     return repeat / (time.perf_counter() - start)
 
 
+FIGURES = (
+    Figure(
+        "fetch-page",
+        "fetch_page env cost per call (median, hostile)",
+        "us",
+        floor="page lookup + records + one canonical JSON log line + sha256",
+        target=14,
+        max_ratio=2,
+    ),
+    Figure(
+        "careful-100k",
+        "careful, 100,000 records, page size 100: world + play + score",
+        "s CPU",
+        target=0.5,
+    ),
+    Figure(
+        "careful-100k-run",
+        "careful, 100,000 records: play + score",
+        "s CPU",
+        floor="same policy on the bare Api + the grader",
+        max_ratio=2,
+    ),
+    Figure(
+        "submit-peak",
+        "submit_records of 100,000 records: peak memory",
+        "MiB",
+        floor="the submitted list itself",
+        max_ratio=2,
+    ),
+)
+
+
 def main() -> None:
-    report = Report("dirty-integration speed")
+    report = Report("dirty-integration speed", FIGURES)
     for profile in ("realistic", "hostile"):
         env = dg.make("dirty-integration", profile=profile)
         tasks = env.tasks("eval", 200)
@@ -37,35 +69,13 @@ def main() -> None:
             report.add(f"{profile}, {policy}", rate, "episodes/s (one core)")
     report.note(f"load average at start {toolpath.load()}")
     fetch = toolpath.fetch_page_cost()
-    report.add(
-        "fetch_page env cost per call (median)",
-        fetch.value_us,
-        "us",
-        fetch.floor_us,
-        "page lookup + records + one canonical JSON log line + sha256",
-    )
+    report.add("fetch-page", fetch.value_us, floor=fetch.floor_us)
     big = toolpath.careful_big()
-    report.add(
-        f"careful, {big.records:,} records, page size {big.page_size}: world + play + score",
-        big.world_s + big.run_s,
-        "s CPU",
-    )
+    report.add("careful-100k", big.world_s + big.run_s)
     report.add("  world set-up", big.world_s, "s CPU")
-    report.add(
-        f"  play + score (reward {big.reward})",
-        big.run_s,
-        "s CPU",
-        big.floor_s,
-        "same policy on the bare Api + grader",
-    )
+    report.add("careful-100k-run", big.run_s, floor=big.floor_s)
     mem = toolpath.submit_memory()
-    report.add(
-        f"submit_records of {toolpath.BIG_RECORDS:,} records: peak memory",
-        mem.peak_bytes / 2**20,
-        "MiB",
-        mem.records_bytes / 2**20,
-        "the submitted list itself",
-    )
+    report.add("submit-peak", mem.peak_bytes / 2**20, floor=mem.records_bytes / 2**20)
     report.add("  held by the episode once submitted", mem.held_bytes / 2**20, "MiB")
     start = time.perf_counter()
     calibrate(dg.make("dirty-integration"), 60)

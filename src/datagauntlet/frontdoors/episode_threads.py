@@ -99,26 +99,28 @@ class EpisodeThread:
                     self._idle = True
                     _free.append(self)
                 continue
-            self._do(*item)
+            self._do(item)
             del item  # an idle thread must not keep the last episode's objects alive
 
     @staticmethod
-    def _do(
-        fn: Callable[..., Any],
-        args: tuple[Any, ...],
-        future: Any,
-        loop: asyncio.AbstractEventLoop | None,
-    ) -> None:
-        if loop is None:
-            if future.set_running_or_notify_cancel():
-                try:
-                    future.set_result(fn(*args))
-                except BaseException as exc:
-                    future.set_exception(exc)
+    def _do(item: tuple[Any, ...]) -> None:
+        fn, args, future, loop = item
+        del item
+        if loop is None and not future.set_running_or_notify_cancel():
             return
         try:
             ok, value = True, fn(*args)
         except BaseException as exc:
             ok, value = False, exc
-        with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
-            loop.call_soon_threadsafe(_settle, future, ok, value)
+        # A failure's traceback keeps this frame alive as long as the exception lives: the
+        # frame must not keep the call's inputs (a 24 MB request body) with it.
+        fn = args = None
+        if loop is None:
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+        else:
+            with contextlib.suppress(RuntimeError):  # a closed loop: nobody is waiting
+                loop.call_soon_threadsafe(_settle, future, ok, value)
+        future = value = None
