@@ -35,6 +35,8 @@ from typing import Any
 
 SIZES = (1, 10, 100, 1000)
 CHILD_TIMEOUT_S = 600
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from benchlib import Figure, Report  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -71,6 +73,21 @@ GROWTH = {
         "same episodes, null policy",
     ),
 }
+
+
+def _figures() -> tuple[Figure, ...]:
+    out = []
+    for env_id, spec in GROWTH.items():
+        for m in SIZES:
+            if m > spec.largest:
+                continue
+            size = f"{env_id} at {m}x ({spec.default * m:,} {spec.unit})"
+            out.append(Figure(f"{env_id}-x{m}-cpu", f"{size}: CPU", "s", floor=spec.floor_label))
+            out.append(Figure(f"{env_id}-x{m}-peak", f"{size}: peak memory above start", "MiB"))
+    return tuple(out)
+
+
+FIGURES = _figures()
 
 
 def rss_mib() -> float:
@@ -309,25 +326,20 @@ def main(argv: list[str]) -> int:
             print(f"bench_growth: {exc}", file=sys.stderr)
             return 2
         return 0
-    sys.path.insert(0, str(Path(__file__).resolve().parent))
-    from benchlib import Report
-
+    report = Report("cost growth: every env at 1x-1000x its default size", FIGURES)
     for env_id, spec in GROWTH.items():
-        report = Report(f"{env_id} cost growth ({spec.unit}; one process a size)")
-        report.note(f"load average at start {loadavg()}")
         rows = measure(env_id)
         for r, added in zip(rows, marginal(rows), strict=True):
-            label = f"{env_id} x{r['multiple']}"
             if "skipped" in r:
-                report.add(f"{label}: not measured", r["skipped"][:60])
+                report.note(f"{env_id} at {r['multiple']}x not measured: {r['skipped']}")
                 continue
-            units = f"{r['units']:,} {spec.unit}"
-            report.add(f"{label} ({units}) CPU", r["cpu_s"], "s", r["floor_s"], spec.floor_label)
+            key = f"{env_id}-x{r['multiple']}"
+            report.add(f"{key}-cpu", r["cpu_s"], floor=r["floor_s"])
+            report.add(f"{key}-peak", r["peak_above_start_mib"])
             if added is not None:
-                report.add(f"{label} CPU of each added unit", added * 1e6, "us")
-            report.add(f"{label} peak memory above start", r["peak_above_start_mib"], "MiB")
-        report.note(f"at end {loadavg()}")
-        report.show()
+                report.add(f"{env_id} at {r['multiple']}x: CPU of each added {spec.unit[:-1]}",
+                           added * 1e6, "us")  # fmt: skip
+    report.show()
     return 0
 
 
