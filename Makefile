@@ -42,6 +42,7 @@ gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split test --workers 2
 	$(BIN)/python -m datagauntlet.envs.event_recon.gate_report --workers 2 --write
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
+	DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/frontdoors/test_fd_env_wheels.py -q
 
 # Mutation testing of the graders and the layers under them (not part of `make test`).
 # Mutation testing (docs/mutation/README.md): incremental; `rm -rf mutants` for a run from scratch.
