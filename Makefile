@@ -36,7 +36,7 @@ bench: $(STAMP)
 
 # Every gate of every env over its whole eval and test splits (the tests run a sample), and
 # event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
-# README table rendered from it.
+# README table rendered from it; then the long tests: full sweeps and every env's wheel.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2
@@ -44,8 +44,8 @@ gates: $(STAMP)
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 	DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/frontdoors/test_fd_env_wheels.py -q
 
-# Mutation testing of the graders and the layers under them (not part of `make test`).
-# Mutation testing (docs/mutation/README.md): incremental; `rm -rf mutants` for a run from scratch.
+# Mutation testing of the graders and the layers under them, not part of `make test`
+# (docs/mutation/README.md). Incremental: `rm -rf mutants` for a run from scratch.
 mutants: $(STAMP)
 	nice -n 19 $(BIN)/python scripts/mutation_report.py run --write docs/mutation/report.md
 
