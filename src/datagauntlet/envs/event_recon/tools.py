@@ -8,9 +8,9 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.core.toolset import ToolError, params, tool
+from datagauntlet.core.toolset import tool
 from datagauntlet.kits.sql import SqlToolset
-from datagauntlet.kits.sql.sandbox import SqlRefused
+from datagauntlet.kits.sql.toolset import query_schema
 
 
 def fill(dest: Path, inputs: Mapping[str, bytes], files: Mapping[str, bytes]) -> None:
@@ -31,24 +31,10 @@ class ReconSqlToolset(SqlToolset):
             f"{self.limits.max_rows} rows and {self.limits.max_response_bytes:,} bytes come "
             "back; `truncated` and `truncated_by` say when a bound cut the answer."
         ),
-        lambda self: params(
-            {
-                "query": {
-                    "type": "string",
-                    "maxLength": self.limits.max_query_chars,
-                    "description": "one SQLite SELECT statement",
-                }
-            }
-        ),
+        query_schema,
     )
     def sql_query(self, query: str) -> dict[str, Any]:
-        if self.sandbox is None:
-            raise ToolError("the SQL connection is closed")
-        try:
-            result = self.sandbox.query(query)
-        except SqlRefused as exc:
-            raise ToolError(str(exc)) from None
-        self.note(tables_read=list(result.tables_read))
+        result = self.answer(query)
         return {
             "columns": result.columns,
             "rows": result.rows,

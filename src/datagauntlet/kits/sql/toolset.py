@@ -16,12 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
-from datagauntlet.kits.sql.sandbox import SandboxLimits, SqlRefused, SqlSandbox
+from datagauntlet.kits.sql.sandbox import QueryResult, SandboxLimits, SqlRefused, SqlSandbox
 
 DEFAULT_DESCRIPTION = "Run one read-only SQLite SELECT. Returns {columns, rows, truncated}."
 
 
-def _query_schema(toolset: SqlToolset) -> dict[str, Any]:
+def query_schema(toolset: SqlToolset) -> dict[str, Any]:
     return params(
         {
             "query": {
@@ -78,8 +78,9 @@ class SqlToolset(Toolset):
         else:
             conn.set_authorizer(None)  # the owner's connection is free again
 
-    @tool(lambda self: self.description, _query_schema)
-    def run_sql(self, query: str) -> dict[str, Any]:
+    def answer(self, query: str) -> QueryResult:
+        """One agent query through the sandbox: a refusal is a ToolError, the tables read a note.
+        Envs that answer under their own tool name or shape call this."""
         if self.sandbox is None:
             raise ToolError("the SQL connection is closed")
         try:
@@ -87,4 +88,8 @@ class SqlToolset(Toolset):
         except SqlRefused as exc:
             raise ToolError(str(exc)) from None
         self.note(tables_read=list(result.tables_read))
-        return result.as_dict()
+        return result
+
+    @tool(lambda self: self.description, query_schema)
+    def run_sql(self, query: str) -> dict[str, Any]:
+        return self.answer(query).as_dict()
