@@ -9,7 +9,6 @@ already aligned by record. Run: `python benchmarks/bench_dataclean.py [ROWS]`.
 
 from __future__ import annotations
 
-import hashlib
 import sys
 import tempfile
 import time
@@ -18,7 +17,7 @@ from operator import eq
 from pathlib import Path
 from typing import Any
 
-from benchlib import Figure, Report
+from benchlib import Figure, Report, blake2b_floor
 
 import datagauntlet as dg
 from datagauntlet.envs.dataclean import families as fam
@@ -64,19 +63,6 @@ def best_of(fn: Callable[[], Any], repeat: int = 3) -> tuple[float, Any]:
         result = fn()
         best = min(best, time.process_time() - start)
     return best, result
-
-
-def blake2b_floor(cells: int) -> float:
-    """Seconds for `cells` raw keyed blake2b digests read as ints: the cheapest way to draw."""
-    head = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
-    head.update(b"\x08\x00\x00\x00floor")
-    copy, from_bytes = head.copy, int.from_bytes
-    start = time.process_time()
-    for i in range(cells):
-        h = copy()
-        h.update(b"%d" % i)
-        from_bytes(h.digest(), "little")
-    return time.process_time() - start
 
 
 def compare_floor(truth: Table, after: Table, columns: list[str]) -> float:

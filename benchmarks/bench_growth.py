@@ -21,13 +21,11 @@ episodes (1x = the env's default task count); their largest sizes are skipped wh
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import resource
 import subprocess
 import sys
-import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -36,7 +34,7 @@ from typing import Any
 SIZES = (1, 10, 100, 1000)
 CHILD_TIMEOUT_S = 600
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from benchlib import Figure, Report  # noqa: E402
+from benchlib import Figure, Report, blake2b_floor  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -102,18 +100,6 @@ def cpu_s() -> float:
     return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
-def raw_blake2b(n: int) -> float:
-    head = hashlib.blake2b(digest_size=8, person=b"datagauntlet")
-    head.update(b"\x05\x00\x00\x00floor")
-    copy, from_bytes = head.copy, int.from_bytes
-    start = time.process_time()
-    for i in range(n):
-        h = copy()
-        h.update(b"%d" % i)
-        from_bytes(h.digest(), "little")
-    return time.process_time() - start
-
-
 def play(env: Any, tasks: list[Any], policy: str) -> None:
     """Each task in its own episode, closed after scoring (no world is shared)."""
     run = env.policies()[policy]
@@ -146,14 +132,14 @@ def child(env_id: str, multiple: int) -> dict[str, Any]:
         small = dg.make("dataclean", family="crm", rows=spec.default)
         play(small, small.tasks("eval", 1), "oracle")  # warm-up: imports, caches
         work = lambda: play(env, [task], "oracle")  # noqa: E731
-        floor = lambda: raw_blake2b(2 * cells)  # noqa: E731
+        floor = lambda: blake2b_floor(2 * cells)  # noqa: E731
     elif env_id == "dirty-integration":
         env = dg.make("dirty-integration", num_records=units)
         task = env.tasks("eval", 1)[0]
         small = dg.make("dirty-integration")
         play(small, small.tasks("eval", 1), "careful")  # warm-up: imports, caches
         work = lambda: play(env, [task], "careful")  # noqa: E731
-        floor = lambda: raw_blake2b(5 * units)  # noqa: E731
+        floor = lambda: blake2b_floor(5 * units)  # noqa: E731
     elif env_id == "bad-batch-gate":
         env = dg.make("bad-batch-gate")
         tasks = episodes(env, "train", units)
