@@ -147,3 +147,32 @@ def test_a_clean_batch_never_touched_is_not_a_stopped_one() -> None:
     assert _evidence(_case(bad, clean), facts, False) == 1.0
     loaded_part = BatchFacts(loads=1, row_loads={1: 1})
     assert _held_back(clean, loaded_part) == {2}
+
+
+def _load_all(ep: BadBatchGateEpisode) -> int:
+    for b in ep.case.batches:
+        assert "error" not in ep.call("load_batch", {"batch_id": b.batch_id})
+    ids = sorted(b.batch_id for b in ep.case.batches)
+    ep.call("submit_report", {"loaded": ids, "quarantined": []})
+    n = ep.score().metrics["bad_batches_loaded"]
+    ep.close()
+    return n
+
+
+def test_a_cases_file_batch_loaded_counts_as_a_bad_batch_loaded() -> None:
+    # a cases file names no bad rows: a quarantine batch counts by its loads alone
+    from bbg_helpers import fixture_env
+
+    env = fixture_env()
+    task = next(t for t in env.tasks("eval") if any(b.truth.defective for b in env.case(t).batches))
+    untouched = env.episode(task)
+    untouched.call("submit_report", {"loaded": [], "quarantined": []})
+    assert untouched.score().metrics["bad_batches_loaded"] == 0
+    untouched.close()
+    assert _load_all(env.episode(task)) == 1
+
+
+def test_every_defective_batch_loaded_is_counted(extended: BadBatchGateEnv) -> None:
+    ep = episode_of(extended, "multi-defect")  # a batch to hold and one to quarantine
+    assert sorted(b.truth.action for b in ep.case.batches) == ["hold", "quarantine"]
+    assert _load_all(ep) == 2

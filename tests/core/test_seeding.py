@@ -154,3 +154,13 @@ def test_batched_tokens_and_draws_equal_one_at_a_time() -> None:
     assert k.tokens("record-id", 3) != k.tokens("cursor", 3)  # the label keys the tokens
     assert k.draws("records", 12) == [k._hash("records", i) for i in range(12)]
     assert k.draws("records", 2) != k.draws("other", 2)
+
+
+def test_a_stream_sample_is_the_keyed_sample_of_its_label_and_position() -> None:
+    k = Keyed(5)
+    s = k.stream("pick")
+    items = list(range(30))
+    first = s.sample(items, 4)
+    assert first == k.sample("pick#0", items, 4) and len(set(first)) == 4
+    assert s.sample(items, 4) == k.sample("pick#1", items, 4)  # the next position
+    assert s.unit() == k.unit("pick", 2)
