@@ -181,3 +181,44 @@ def test_a_byte_bound_keeps_the_whole_rows_that_fit_it(db: sqlite3.Connection) -
     cut = SandboxLimits(max_response_bytes=10_000, max_cell_chars=3)
     res = SqlSandbox(db, cut).query(query)
     assert res.cells_cut == 9 and res.rows[0] == ["abc" + CUT_MARK]
+
+
+@pytest.mark.parametrize(
+    ("query", "first"),
+    [
+        ("SELECT 1", "select"),
+        ("-- a note\nSELECT 1", "select"),
+        ("-- one\n-- two\nWITH x AS (SELECT 1) SELECT * FROM x", "with"),
+        ("-- a\nSELECT 1 -- b\n x", "select"),
+        ("/* a */ VALUES (1)", "values"),
+        ("/**/SELECT 1", "select"),
+        ("/*/ DROP */ SELECT 1", "select"),
+        ("/* a */ SELECT 1 /* b */", "select"),
+        ("/* c */ ALTER TABLE t", "alter"),
+        ("/* c */ pragma_x", "pragma_x"),
+        ("/* never closed SELECT", ""),
+        ("-- only a comment", ""),
+    ],
+)
+def test_the_first_word_is_read_past_every_comment(query: str, first: str) -> None:
+    from datagauntlet.kits.sql.sandbox import _first_word
+
+    assert _first_word(query) == first
+
+
+def test_a_write_behind_a_with_is_refused_by_the_statement_it_is(db: sqlite3.Connection) -> None:
+    for verb in ("INSERT INTO t SELECT 'y', NULL", "DELETE FROM t", "UPDATE t SET a = 'z'"):
+        message = _refusal(db, f"WITH x AS (SELECT 1) {verb}")
+        assert message == f"run_sql is read-only: {verb.split()[0]} is not allowed (SELECT only)"
+    assert db.execute("SELECT count(*) FROM t").fetchone() == (1,)
+
+
+def test_reading_the_schema_table_is_a_read_and_tables_read_names_it(
+    db: sqlite3.Connection,
+) -> None:
+    res = SqlSandbox(db).query("SELECT name FROM sqlite_master")
+    assert res.rows == [["t"]] and res.tables_read == ("sqlite_master",)
+    narrowed = SqlSandbox(db, readable=lambda table: table == "t").query("SELECT a FROM t")
+    assert narrowed.tables_read == ("t",)
+    with pytest.raises(SqlRefused, match="reading table sqlite_master is not allowed"):
+        SqlSandbox(db, readable=lambda table: table == "t").query("SELECT * FROM sqlite_master")
