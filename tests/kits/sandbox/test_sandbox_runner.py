@@ -187,10 +187,23 @@ def test_required_walls_down_refuse_the_run() -> None:
 
 
 def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown sandbox wall"):
-        run_script("pass", tmp_path, walls=("process", "moat"))
-    with pytest.raises(ValueError, match="not requested"):
+    known = ", ".join(WALLS)
+    with pytest.raises(ValueError) as caught:
+        run_script("pass", tmp_path, walls=("process", "moat", "ditch"))
+    assert str(caught.value) == f"unknown sandbox wall(s) in walls: moat, ditch; known: {known}"
+    with pytest.raises(ValueError) as caught:
+        run_script("pass", tmp_path, require=("moat",))
+    assert str(caught.value) == f"unknown sandbox wall(s) in require: moat; known: {known}"
+    with pytest.raises(ValueError, match="^required walls not requested: seccomp$"):
         run_script("pass", tmp_path, walls=("process",), require=("seccomp",))
+    with pytest.raises(ValueError, match="^sandbox code must be text or a path, got int$"):
+        run_script(5, tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as caught:
+        run_script(tmp_path / "nope.py", tmp_path)
+    assert str(caught.value) == f"cannot read script {tmp_path / 'nope.py'}: No such file or directory"
+    with pytest.raises(ValueError, match="^sandbox limit flood_bytes must be at least output_bytes$"):
+        Limits(output_bytes=100, flood_bytes=99)
+    assert Limits(output_bytes=100, flood_bytes=100).flood_bytes == 100
     with pytest.raises(ValueError, match="not a directory"):
         run_script("pass", tmp_path / "missing")
     with pytest.raises(ValueError, match="must be positive"):
@@ -294,3 +307,47 @@ def test_a_process_gone_between_the_scan_and_the_kill_does_not_stop_the_sweep(
     monkeypatch.setattr(runner, "_pids_of", lambda uid: next(scans))
     runner._kill_uid(123_456)  # returns once a scan finds nothing left
     assert next(scans, "done") == "done"
+
+
+@root_only
+def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
+    tmp_path: Path,
+) -> None:
+    code = (
+        "import os, sys, json\n"
+        "keys = ('HOME', 'TMPDIR', 'SQLITE_TMPDIR', 'TZ', 'LANG', 'PATH')\n"
+        "print(json.dumps({'env': {k: os.environ.get(k) for k in keys},\n"
+        "    'utf8': sys.flags.utf8_mode, 'no_site': sys.flags.no_site,\n"
+        "    'no_bytecode': sys.dont_write_bytecode, 'cwd': os.getcwd(),\n"
+        "    'file': __file__, 'text': '\u00e9\\udcff'.encode('utf-8', 'surrogateescape').hex()}))\n"
+        "raise SystemExit(0)\n"
+    )
+    import json
+
+    with fresh_workspace() as ws:
+        (ws / "inside.py").write_text(code)
+        outside = tmp_path / "outside.py"
+        outside.write_text(code)
+        runs = {
+            "text": run_script(code, ws, QUICK),
+            "inside": run_script(ws / "inside.py", ws, QUICK),
+            "outside": run_script(outside, ws, QUICK),
+        }
+        real = os.path.realpath(ws)
+    seen = {k: json.loads(r.stdout) for k, r in runs.items()}
+    for what in seen.values():
+        assert what["env"] == {"HOME": real, "TMPDIR": real, "SQLITE_TMPDIR": real, "TZ": "UTC",
+                               "LANG": "C.UTF-8", "PATH": "/nonexistent"}  # fmt: skip
+        assert (what["utf8"], what["no_site"], what["no_bytecode"]) == (1, 1, True)
+        assert what["cwd"] == real
+    assert [seen[k]["file"] for k in ("text", "inside", "outside")] == [
+        "<script>", "inside.py", "<outside.py>"
+    ]  # fmt: skip
+    assert seen["text"]["text"] == "c3a9ff"
+
+
+@root_only
+def test_code_text_that_is_not_utf8_is_the_script_s_error_not_the_caller_s() -> None:
+    with fresh_workspace() as ws:
+        res = run_script("print('ok')  # \udcff\n", ws, QUICK)  # a lone surrogate
+    assert res.exit_code != 0 and "SyntaxError" in res.stderr
