@@ -311,39 +311,56 @@ def test_a_process_gone_between_the_scan_and_the_kill_does_not_stop_the_sweep(
 
 @root_only
 def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
-    tmp_path: Path,
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    code = (
-        "import os, sys, json\n"
-        "keys = ('HOME', 'TMPDIR', 'SQLITE_TMPDIR', 'TZ', 'LANG', 'PATH')\n"
-        "print(json.dumps({'env': {k: os.environ.get(k) for k in keys},\n"
-        "    'utf8': sys.flags.utf8_mode, 'no_site': sys.flags.no_site,\n"
-        "    'no_bytecode': sys.dont_write_bytecode, 'cwd': os.getcwd(),\n"
-        "    'file': __file__, 'text': '\u00e9\\udcff'.encode('utf-8', 'surrogateescape').hex()}))\n"
-        "raise SystemExit(0)\n"
-    )
     import json
 
+    import datagauntlet
+
+    code = (
+        "import os, sys, json\n"
+        "keys = ('HOME', 'TMPDIR', 'SQLITE_TMPDIR', 'TZ', 'LANG', 'PATH', 'PYTHONPATH')\n"
+        "open('sub/made.txt', 'w').write('x')  # a folder of the workspace is the run's\n"
+        "sys.stdout.write(json.dumps({'env': {k: os.environ.get(k) for k in keys},\n"
+        "    'utf8': sys.flags.utf8_mode, 'no_site': sys.flags.no_site,\n"
+        "    'no_bytecode': sys.dont_write_bytecode, 'cwd': os.getcwd(), 'file': __file__}))\n"
+        "sys.stdout.flush(); sys.stdout.buffer.write(b'\\xff')\n"
+    )
+    root = str(Path(datagauntlet.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", f"/tmp/a{os.pathsep}{root}{os.pathsep}")
+    runs = {}
     with fresh_workspace() as ws:
+        (ws / "sub").mkdir()
         (ws / "inside.py").write_text(code)
         outside = tmp_path / "outside.py"
         outside.write_text(code)
-        runs = {
-            "text": run_script(code, ws, QUICK),
-            "inside": run_script(ws / "inside.py", ws, QUICK),
-            "outside": run_script(outside, ws, QUICK),
-        }
+        runs["text"] = run_script(code, ws, QUICK)
+        runs["named"] = run_script(code, ws, QUICK, filename="given.py")
+        runs["inside"] = run_script(ws / "inside.py", ws, QUICK)
+        runs["outside"] = run_script(outside, ws, QUICK)
+        runs["no-process-wall"] = run_script(code, ws, QUICK, walls=("rlimits",))
         real = os.path.realpath(ws)
-    seen = {k: json.loads(r.stdout) for k, r in runs.items()}
-    for what in seen.values():
+    for run in runs.values():
+        assert run.exit_code == 0 and run.stdout.endswith("\ufffd"), run
+    seen = {k: json.loads(r.stdout[:-1]) for k, r in runs.items()}
+    for name in ("text", "named", "inside", "outside"):
+        what = seen[name]
         assert what["env"] == {"HOME": real, "TMPDIR": real, "SQLITE_TMPDIR": real, "TZ": "UTC",
-                               "LANG": "C.UTF-8", "PATH": "/nonexistent"}  # fmt: skip
+                               "LANG": "C.UTF-8", "PATH": "/nonexistent", "PYTHONPATH": None}
         assert (what["utf8"], what["no_site"], what["no_bytecode"]) == (1, 1, True)
         assert what["cwd"] == real
-    assert [seen[k]["file"] for k in ("text", "inside", "outside")] == [
-        "<script>", "inside.py", "<outside.py>"
-    ]  # fmt: skip
-    assert seen["text"]["text"] == "c3a9ff"
+    bare = seen["no-process-wall"]  # this process's environment, the package first on the path
+    assert bare["env"]["PYTHONPATH"] == os.pathsep.join([root, "/tmp/a"])
+    assert (bare["utf8"], bare["no_site"], bare["no_bytecode"]) == (1, 0, True)
+    assert {k: seen[k]["file"] for k in ("text", "named", "inside", "outside")} == {
+        "text": "<script>", "named": "given.py", "inside": "inside.py", "outside": "<outside.py>"
+    }  # fmt: skip
+
+
+def test_a_child_s_cpu_limit_is_whole_seconds_and_at_least_one() -> None:
+    assert Limits(cpu_s=1).for_child()["cpu_s"] == 1
+    assert Limits(cpu_s=0.2).for_child()["cpu_s"] == 1  # type: ignore[arg-type]
+    assert Limits(cpu_s=2.5).for_child()["cpu_s"] == 3  # type: ignore[arg-type]
 
 
 @root_only
