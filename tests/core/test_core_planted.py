@@ -529,8 +529,7 @@ def test_bound_newest_replaces_only_the_newest_entrys_oversized_arguments() -> N
 
 
 def test_a_refused_call_logs_its_answer_and_a_long_tool_name_cut_to_the_bound() -> None:
-    from datagauntlet.core.episode import TOOL_NAME_CHARS
-    from datagauntlet.core.episode import summarize
+    from datagauntlet.core.episode import TOOL_NAME_CHARS, summarize
 
     ep = _episode()
     result = ep.call("say", '{"n": 7')

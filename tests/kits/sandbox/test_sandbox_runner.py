@@ -194,15 +194,17 @@ def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as caught:
         run_script("pass", tmp_path, require=("moat",))
     assert str(caught.value) == f"unknown sandbox wall(s) in require: moat; known: {known}"
-    with pytest.raises(ValueError, match="^required walls not requested: seccomp$"):
+    with pytest.raises(ValueError, match=r"^required walls not requested: seccomp$"):
         run_script("pass", tmp_path, walls=("process",), require=("seccomp",))
-    with pytest.raises(ValueError, match="^sandbox code must be text or a path, got int$"):
+    with pytest.raises(ValueError, match=r"^sandbox code must be text or a path, got int$"):
         run_script(5, tmp_path)  # type: ignore[arg-type]
     with pytest.raises(ValueError) as caught:
         run_script(tmp_path / "nope.py", tmp_path)
-    assert str(caught.value) == f"cannot read script {tmp_path / 'nope.py'}: No such file or directory"
-    with pytest.raises(ValueError, match="^sandbox limit flood_bytes must be at least output_bytes$"):
+    missing = tmp_path / "nope.py"
+    assert str(caught.value) == f"cannot read script {missing}: No such file or directory"
+    with pytest.raises(ValueError) as caught:
         Limits(output_bytes=100, flood_bytes=99)
+    assert str(caught.value) == "sandbox limit flood_bytes must be at least output_bytes"
     assert Limits(output_bytes=100, flood_bytes=100).flood_bytes == 100
     with pytest.raises(ValueError, match="not a directory"):
         run_script("pass", tmp_path / "missing")
@@ -345,8 +347,15 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     seen = {k: json.loads(r.stdout[:-1]) for k, r in runs.items()}
     for name in ("text", "named", "inside", "outside"):
         what = seen[name]
-        assert what["env"] == {"HOME": real, "TMPDIR": real, "SQLITE_TMPDIR": real, "TZ": "UTC",
-                               "LANG": "C.UTF-8", "PATH": "/nonexistent", "PYTHONPATH": None}
+        assert what["env"] == {
+            "HOME": real,
+            "TMPDIR": real,
+            "SQLITE_TMPDIR": real,
+            "TZ": "UTC",
+            "LANG": "C.UTF-8",
+            "PATH": "/nonexistent",
+            "PYTHONPATH": None,
+        }
         assert (what["utf8"], what["no_site"], what["no_bytecode"]) == (1, 1, True)
         assert what["cwd"] == real
     bare = seen["no-process-wall"]  # this process's environment, the package first on the path

@@ -112,7 +112,7 @@ def test_each_refusal_says_why_in_one_line(
         ("SELECT '\ud800'", "query is not valid UTF-8 text"),
         ("(SELECT 1)", "run_sql is read-only: (nothing) is not allowed (SELECT only)"),
         ("SELECT x FROM t", "SQL error: no such column: x"),
-        ("SELECT * FROM t WHERE", 'SQL error: incomplete input'),
+        ("SELECT * FROM t WHERE", "SQL error: incomplete input"),
     ],
 )
 def test_what_is_not_one_query_is_refused_with_its_reason(

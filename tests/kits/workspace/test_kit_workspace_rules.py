@@ -173,7 +173,10 @@ def test_a_protected_folder_ending_in_a_slash_protects_everything_under_it(
         exact.write_file("./a.txt", "y")
 
 
-@pytest.mark.parametrize("limit", ["max_read_bytes", "max_write_bytes", "max_total_bytes", "max_files"])
+LIMITS = ["max_read_bytes", "max_write_bytes", "max_total_bytes", "max_files"]
+
+
+@pytest.mark.parametrize("limit", LIMITS)
 def test_every_limit_must_be_at_least_one(tmp_path: Path, limit: str) -> None:
     with pytest.raises(ValueError, match=r"^workspace limits must be >= 1$"):
         WorkspaceToolset(tmp_path, **{limit: 0})  # type: ignore[arg-type]
@@ -206,7 +209,7 @@ def test_a_given_root_is_made_with_its_parents_and_kept_after_close(tmp_path: Pa
     ws.open()
     ws.close()
     assert (root / "f.txt").read_text() == "x"
-    with pytest.raises(ToolError, match="^the workspace is closed$"):
+    with pytest.raises(ToolError, match=r"^the workspace is closed$"):
         ws.read_file("f.txt")
 
 
