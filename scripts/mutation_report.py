@@ -142,6 +142,7 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
         if status in KILLED:
             counts["killed"] += 1
         else:
+            counts["not run" if status == "not checked" else "survived"] += 1
             survivors.append((name, status))
     total = sum(c["total"] for c in per_module.values())
     killed = sum(c["killed"] for c in per_module.values())
@@ -162,16 +163,22 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
 
 
 def render(summary: dict[str, object]) -> str:
-    lines = [f"{'module':<46} {'killed':>7} {'total':>6} {'rate':>7} {'equiv':>6}"]
+    head = ("killed", "surv", "not run", "equiv", "rate")
+    lines = [f"{'module':<46}" + "".join(f" {h:>7}" for h in head)]
     per_module: dict[str, dict[str, int]] = summary["per_module"]  # type: ignore[assignment]
     for module, c in per_module.items():
         total, killed = c.get("total", 0), c.get("killed", 0)
         share = killed / total if total else 1.0
-        equiv = c.get("equivalent", 0)
-        lines.append(f"{module:<46} {killed:>7} {total:>6} {share:>7.1%} {equiv:>6}")
+        row = (killed, c.get("survived", 0), c.get("not run", 0), c.get("equivalent", 0))
+        lines.append(f"{module:<46}" + "".join(f" {n:>7}" for n in row) + f" {share:>7.1%}")
+    every = [sum(c.get(k, 0) for c in per_module.values()) for k in ("survived", "not run")]
+    row = (summary["killed"], *every, summary["equivalent"])
     lines.append(
-        f"{'all':<46} {summary['killed']:>7} {summary['total']:>6} "
-        f"{summary['kill_rate']:>7.1%} {summary['equivalent']:>6}"
+        f"{'all':<46}" + "".join(f" {n:>7}" for n in row) + f" {summary['kill_rate']:>7.1%}"
+    )
+    lines.append(
+        f"\nkill rate {summary['kill_rate']:.1%}: {summary['killed']} killed of "
+        f"{summary['total']} non-equivalent mutants (timeouts and segfaults count as killed)"
     )
     statuses = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())  # type: ignore[attr-defined]
     lines.append(f"\n{summary['mutants']} mutants: {statuses}")
