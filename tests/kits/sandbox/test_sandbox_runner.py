@@ -377,3 +377,11 @@ def test_code_text_with_a_lone_surrogate_is_passed_on_not_refused() -> None:
     with fresh_workspace() as ws:
         res = run_script("print('ok')  # \udcff\n", ws, QUICK)  # a lone surrogate
     assert res.exit_code == 0 and res.stdout == "ok\n"
+
+
+@root_only
+def test_output_of_exactly_the_flood_bound_is_not_a_flood() -> None:
+    bound = QUICK.with_(output_bytes=1000, flood_bytes=1 << 20)
+    with fresh_workspace() as ws:
+        res = run_script("import sys\nsys.stdout.write('y' * (1 << 20))", ws, bound)
+    assert res.exit_code == 0 and res.truncated and not res.violations
