@@ -385,3 +385,35 @@ def test_output_of_exactly_the_flood_bound_is_not_a_flood() -> None:
     with fresh_workspace() as ws:
         res = run_script("import sys\nsys.stdout.write('y' * (1 << 20))", ws, bound)
     assert res.exit_code == 0 and res.truncated and not res.violations
+
+
+@root_only
+def test_the_uid_sweep_finds_exactly_the_live_processes_of_that_uid() -> None:
+    import signal
+
+    from datagauntlet.kits.sandbox.runner import _pids_of
+
+    uid = 0x10000 + int.from_bytes(os.urandom(3), "big")  # as a run's uid: unused
+    alive = os.fork()
+    if alive == 0:  # pragma: no cover - the child
+        os.setuid(uid)
+        time.sleep(30)
+        os._exit(0)
+    dead = os.fork()
+    if dead == 0:  # pragma: no cover - the child, left a zombie until reaped
+        os.setuid(uid)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            found = _pids_of(uid)
+            state = Path(f"/proc/{dead}/stat").read_text().split()[2]
+            if found == [alive] and state == "Z":
+                break
+            time.sleep(0.02)
+        assert found == [alive]  # not the zombie, not this process, nothing of another uid
+    finally:
+        os.kill(alive, signal.SIGKILL)
+        os.waitpid(alive, 0)
+        os.waitpid(dead, 0)
+    assert _pids_of(uid) == []

@@ -222,3 +222,8 @@ def test_reading_the_schema_table_is_a_read_and_tables_read_names_it(
     assert narrowed.tables_read == ("t",)
     with pytest.raises(SqlRefused, match="reading table sqlite_master is not allowed"):
         SqlSandbox(db, readable=lambda table: table == "t").query("SELECT * FROM sqlite_master")
+
+
+def test_numbers_are_shown_as_they_are_and_never_counted_as_cut(db: sqlite3.Connection) -> None:
+    res = SqlSandbox(db).query("SELECT 2.5, 1e999, -1e999, 7, NULL")
+    assert res.rows == [[2.5, "inf", "-inf", 7, None]] and res.cells_cut == 0
