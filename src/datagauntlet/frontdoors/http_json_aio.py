@@ -14,13 +14,15 @@ coroutine on one loop, and the rules of `http_json` hold as they do there:
 - a client that hangs up is not an error; a port in use is one ValueError naming the address.
 
 A request head is at most MAX_HEAD_BYTES (431 past it) with at most MAX_HEADERS lines.
-Subclasses set ROUTES, MAX_BODY_BYTES, may override `error_body`, and answer in `respond`,
+It runs on uvloop when that is installed (event_loop.py). Subclasses set ROUTES,
+MAX_BODY_BYTES, may override `error_body`, and answer in `respond`,
 raising HttpError to refuse.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import socket
 import threading
@@ -29,6 +31,7 @@ from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, ClassVar
 
+from datagauntlet.frontdoors.event_loop import run as run_on_loop
 from datagauntlet.frontdoors.http_json import (
     DRAIN_CHUNK,
     DRAIN_LIMIT,
@@ -255,18 +258,16 @@ class AioJsonServer:
         return self
 
     def _run(self, ready: threading.Event) -> None:
-        asyncio.run(self._serve(ready))
+        run_on_loop(self._serve(ready))
 
     def serve_forever(self) -> None:
-        asyncio.run(self._serve(None))
+        run_on_loop(self._serve(None))
 
     def stop(self) -> None:
         loop, stopping = self._loop, self._stopping
         if loop is not None and stopping is not None:
-            try:
+            with contextlib.suppress(RuntimeError):  # the loop has already ended
                 loop.call_soon_threadsafe(stopping.set)
-            except RuntimeError:  # the loop has already ended
-                pass
         if self._thread is not None:
             self._thread.join(timeout=5)
         self.close()
