@@ -212,7 +212,13 @@ def run(args: argparse.Namespace) -> int:
         from datagauntlet.frontdoors.models import preflight
 
         problem = run_on_loop(
-            preflight(args.base_url, args.model, args.api_key_env, min(15.0, request_timeout)),
+            preflight(
+                args.base_url,
+                args.model,
+                args.api_key_env,
+                min(15.0, request_timeout),
+                args.http_transport,
+            ),
             args.event_loop,
         )
         if problem:

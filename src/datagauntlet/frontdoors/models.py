@@ -67,11 +67,38 @@ def http_client(max_connections: int = 256, timeout: float = 120.0, transport: s
     from datagauntlet.frontdoors.http11 import Http11Transport
 
     lean = Http11Transport(max_connections, ssl_context=_tls_context(), socket_options=nodelay)
-    client = httpx.AsyncClient(transport=lean, timeout=timeout)
+    client = httpx.AsyncClient(
+        transport=lean, timeout=timeout, mounts=_environment_proxies(nodelay, max_connections)
+    )
     # httpx takes no cookie-jar class; its own rebuilds each request for the jar (a seventh
     # of a call's CPU) even when the answer sets no cookie
     client._cookies = _cookie_jar_class()()
     return client
+
+
+def _environment_proxies(socket_options: list[Any], max_connections: int) -> dict[str, Any]:
+    """The proxies of the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) mounted as
+    httpx mounts them for a client of its own: it reads them only when given no transport.
+    A proxied origin goes through httpx's transport with that proxy; an excluded one (None)
+    and every other through the lean transport."""
+    import httpx
+
+    try:
+        from httpx._utils import get_environment_proxies
+    except ImportError:  # pragma: no cover - a future httpx; its own client then decides
+        return {}
+    limits = httpx.Limits(max_connections=max_connections)
+    return {
+        pattern: None
+        if url is None
+        else httpx.AsyncHTTPTransport(
+            proxy=httpx.Proxy(url),
+            verify=_tls_context(),
+            socket_options=socket_options,
+            limits=limits,
+        )
+        for pattern, url in get_environment_proxies().items()
+    }
 
 
 @functools.cache
@@ -242,21 +269,37 @@ def drop_none(value: Any) -> Any:
     return value
 
 
+def model_ids(content: bytes) -> list[str]:
+    """The ids of a model list (`{"data": [{"id": ...}, ...]}`); ValueError for another shape."""
+    data = json.loads(content)
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ValueError("not a model list")
+    return [m["id"] for m in entries if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
 async def preflight(
-    base_url: str, model: str, api_key_env: str, timeout: float = 15.0
+    base_url: str, model: str, api_key_env: str, timeout: float = 15.0, transport: str = "lean"
 ) -> str | None:
     """One cheap authenticated request (GET /models) before any rollout; None when the
     endpoint answers and serves `model`, else one line naming the problem."""
+    import httpx
     import openai
 
     key = os.environ.get(api_key_env)
     unset = "" if key else f" (${api_key_env} is not set)"
     client = openai.AsyncOpenAI(
-        base_url=base_url, api_key=key or "EMPTY", max_retries=0, timeout=timeout
+        base_url=base_url,
+        api_key=key or "EMPTY",
+        max_retries=0,
+        timeout=timeout,
+        http_client=http_client(16, timeout, transport),
     )
     try:
-        page = await asyncio.wait_for(client.models.list(), timeout)
-        served = [m.id for m in page.data]
+        # the client's own GET, read as JSON: `client.models` would import every resource
+        # module of the SDK (a third of a second of CPU) for one list
+        response = await asyncio.wait_for(client.get("models", cast_to=httpx.Response), timeout)
+        served = model_ids(response.content)
     except (TimeoutError, openai.APITimeoutError):
         return f"{base_url} did not answer GET /models within {timeout:g} s"
     except openai.APIConnectionError as exc:
