@@ -39,7 +39,7 @@ LOG = ROOT / "mutants" / "mutmut-run.log"
 KILLED = {"killed", "timeout", "segfault"}
 # mutmut's children wait on sandboxed runs and process start-up: at 2 they kept the 2 cores
 # about 60% idle, at 4 they keep them busy (each mutant's CPU is capped by tests/conftest.py).
-WORKERS = 4
+WORKERS = int(os.environ.get("DATAGAUNTLET_MUTATION_WORKERS", "4"))
 
 
 def _mutmut() -> str:
