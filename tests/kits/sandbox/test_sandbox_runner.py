@@ -417,3 +417,13 @@ def test_the_uid_sweep_finds_exactly_the_live_processes_of_that_uid() -> None:
         os.waitpid(alive, 0)
         os.waitpid(dead, 0)
     assert _pids_of(uid) == []
+
+
+@root_only
+def test_a_run_reports_the_cpu_and_memory_its_process_used() -> None:
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    with fresh_workspace() as ws:
+        res = run_script(burn, ws, QUICK)
+    assert res.exit_code == 0
+    assert 0.25 <= res.cpu_s <= res.wall_s + 0.05  # user + system time of the child
+    assert res.max_rss_kb > 1000  # a Python interpreter's resident set, in KiB
