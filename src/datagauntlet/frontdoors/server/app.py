@@ -276,6 +276,7 @@ class Front:
             if peers is not None and not peers.is_hop(scope):
                 owner = peers.route(scope)
                 if owner is not None:
+                    self.store.tally.passed_on()
                     await peers.relay_ws(owner, scope, receive, send)
                     return
             path = scope["path"]
@@ -318,6 +319,7 @@ class Front:
 
             await self.app(scope, replay, send)
             return True
+        self.store.tally.passed_on()
         await peers.forward_http(owner, scope, receive, send, body)
         return True
 

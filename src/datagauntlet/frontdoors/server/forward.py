@@ -214,6 +214,8 @@ class Peers:
         from websockets.asyncio.client import unix_connect
         from websockets.exceptions import ConnectionClosed
 
+        from datagauntlet.frontdoors.server.ws import worker_header
+
         if (await receive())["type"] != "websocket.connect":
             return
         target = scope.get("raw_path") or scope["path"].encode()
@@ -229,12 +231,12 @@ class Peers:
                 open_timeout=10,
             )
         except Exception as exc:  # refused, unreachable, timed out: all answered alike
-            await send({"type": "websocket.accept"})
+            await send({"type": "websocket.accept", "headers": worker_header(self.index)})
             message = f"the worker holding this session is not answering: {type(exc).__name__}"
             await send({"type": "websocket.send", "text": dumps({"error": message, "status": 503})})
             await send({"type": "websocket.close", "code": 1011})
             return
-        await send({"type": "websocket.accept"})
+        await send({"type": "websocket.accept", "headers": worker_header(self.index)})
 
         async def down() -> None:
             with contextlib.suppress(ConnectionClosed):

@@ -19,8 +19,8 @@ import os
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-FIELDS = ("held", "open", "created", "reaped", "pid", "ready", "restarts")
-_HELD, _OPEN, _CREATED, _REAPED, _PID, _READY, _RESTARTS = range(len(FIELDS))
+FIELDS = ("held", "open", "created", "reaped", "pid", "ready", "restarts", "passed_on")
+_HELD, _OPEN, _CREATED, _REAPED, _PID, _READY, _RESTARTS, _PASSED = range(len(FIELDS))
 _WIDTH = len(FIELDS)
 
 
@@ -96,6 +96,10 @@ class Tally:
         self._set(self.index, _CREATED, created)
         self._set(self.index, _REAPED, reaped)
 
+    def passed_on(self) -> None:
+        """One more request or connection this worker passed to the session's worker."""
+        self._set(self.index, _PASSED, self._get(self.index, _PASSED) + 1)
+
     def counts(self) -> tuple[int, int]:
         """What this worker made and reaped before (a restarted worker goes on from there)."""
         return self._get(self.index, _CREATED), self._get(self.index, _REAPED)
@@ -138,6 +142,7 @@ class Tally:
                 "ready": bool(self._get(w, _READY)),
                 "sessions": self._get(w, _OPEN),
                 "restarts": self._get(w, _RESTARTS),
+                "passed_on": self._get(w, _PASSED),
             }
             for w in range(self.workers)
         ]

@@ -8,6 +8,8 @@ stdin closes (the supervisor is gone).
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import signal
 import socket
 import sys
@@ -21,13 +23,16 @@ def _early_signal(sig: int, frame: Any) -> None:
     _stopping.append(sig)  # a signal before the server runs: stop quietly once it is built
 
 
-def _watch_lifeline(server: Any) -> None:
+def _watch_lifeline(server: Any, run_dir: str) -> None:
     try:
         while sys.stdin.buffer.read(4096):
             pass
     except (OSError, ValueError):
         pass
     server.should_exit = True  # checked by uvicorn's main loop every 0.1 s
+    # The supervisor closes the pipe when it stops the server and then removes its run
+    # directory; if it was killed instead, nobody else would (removing it twice is harmless).
+    shutil.rmtree(run_dir, ignore_errors=True)
 
 
 def main() -> int:
@@ -53,7 +58,8 @@ def main() -> int:
     if _stopping:
         return 0
     server = uvicorn_server(app, limits)
-    threading.Thread(target=_watch_lifeline, args=(server,), daemon=True).start()
+    run_dir = os.path.dirname(settings["tally"])
+    threading.Thread(target=_watch_lifeline, args=(server, run_dir), daemon=True).start()
     # uvicorn restores the handlers above when it stops and re-raises the signal it caught:
     # they swallow it, so a worker told to stop exits 0, without a traceback.
     server.run(sockets=[public, private])
