@@ -141,6 +141,7 @@ class Tally:
                 "pid": self._get(w, _PID),
                 "ready": bool(self._get(w, _READY)),
                 "sessions": self._get(w, _OPEN),
+                "created": self._get(w, _CREATED),
                 "restarts": self._get(w, _RESTARTS),
                 "passed_on": self._get(w, _PASSED),
             }
