@@ -215,6 +215,8 @@ class Supervisor:
                     f"worker {w.index} (pid {w.proc.pid}) {_how(code)}; the {lost} sessions it "
                     f"held are lost; starting it again (restart {w.restarts})"
                 )
+                if w.proc.stdin is not None:
+                    w.proc.stdin.close()
                 self._start(w, run_dir, tally)
         return 0
 
