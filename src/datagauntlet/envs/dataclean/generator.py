@@ -10,7 +10,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from decimal import Decimal
-from operator import eq
+from operator import eq, itemgetter
 
 from datagauntlet.core.seeding import HashPrefix, Keyed, hash64, index_feeds
 from datagauntlet.envs.dataclean import families as fam
@@ -365,7 +365,11 @@ class _Generator:
         # placed after its original: the first occurrence of record i holds dirty_cols[.][i].
         right = {c.name: bytes(map(eq, clean[c.name], dirty_cols[c.name])) for c in family.editable}
         order = self._order()
-        shown = {c: list(map(v.__getitem__, order)) for c, v in dirty_cols.items()}
+        if len(order) > 1:  # one C-level gather a column (itemgetter of one index is no tuple)
+            take = itemgetter(*order)
+            shown = {c: list(take(v)) for c, v in dirty_cols.items()}
+        else:
+            shown = {c: [v[i] for i in order] for c, v in dirty_cols.items()}
         dirty = Table(family.names, shown)
         text = render_policy(family, by_column, self.date_order, len(dirty))
         return CleaningTask(family, truth, dirty, aliases, by_column, self.date_order, text, right)
