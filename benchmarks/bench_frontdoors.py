@@ -10,12 +10,14 @@
    other harness makes them). Compared with the alternative
    of one tool-server process per rollout (verifiers' default placement), timed by launching
    such a toolset through verifiers' own `serve()`.
-2. `datagauntlet eval --concurrency 256` against the scripted model: model calls per second,
-   CPU per call of the eval process and of the mock, failures, peak memory. The floor is the
-   same mock answering the very requests of that run (rebuilt from its results) sent by a
-   bare asyncio client at the same concurrency: the cheapest client that could do the job.
-   Since both share the 2 cores with the mock (and a busy machine with others), the CPU
-   figures also give the rate the CPU allows: 1 / max(eval CPU, (eval + mock CPU) / 2) per call.
+2. `datagauntlet eval --concurrency 256 --workers 2` against the scripted model: model calls
+   per second (whole process, and once started: less a 1-rollout run), the same in one
+   process, CPU per call of the eval processes and of the mock, start-up, failures, peak
+   memory. The floor is the same mock answering the very requests of that run (rebuilt from
+   its results) sent by a bare asyncio client at the same concurrency: the cheapest client
+   that could do the job. Since all share the 2 cores with the mock (and a busy machine with
+   others), the CPU figures also give the rate the CPU allows: 1 / max(eval CPU / workers,
+   (eval + mock CPU) / 2) per call (one event loop uses one core).
 """
 
 from __future__ import annotations
@@ -40,15 +42,22 @@ CLOCK = os.sysconf("SC_CLK_TCK")
 BARE = "bare asyncio client, same requests, same mock"
 
 FIGURES = (
-    Figure("eval-calls", "`eval`, 512 rollouts 256 at once: model calls per second "
+    Figure("eval-calls", "`eval --workers 2`, 512 rollouts 256 at once: model calls per second "
            "(whole process, start-up included)", "calls/s", BARE, "higher", target=1000),
+    Figure("eval-steady", "... model calls per second once started (its wall less that of "
+           "a 1-rollout run)", "calls/s", BARE, "higher", target=1000),
+    Figure("eval-one-process", "... the same in one process (`--workers 1`), whole process",
+           "calls/s", BARE, "higher"),
     Figure("eval-cpu-rate", "... calls per second the CPU allows on 2 cores (eval and "
            "mock CPU per call)", "calls/s", BARE, "higher", target=1000),
-    Figure("eval-cpu-per-call", "... eval process CPU per model call", "ms", BARE),
+    Figure("eval-cpu-per-call", "... eval CPU per model call (every process, start-up "
+           "excluded)", "ms", BARE),
+    Figure("eval-startup-cpu", "... eval start-up: CPU of a 1-rollout run", "s"),
     Figure("mock-cpu-per-call", "... mock-model CPU per model call", "ms", BARE),
     Figure("eval-failures", "... failed rollouts", "", target=0),
-    Figure("eval-peak-rss", "... peak memory of the eval process", "MB"),
+    Figure("eval-peak-rss", "... peak memory of one eval process", "MB"),
 )  # fmt: skip
+WORKERS = 2
 
 
 def start_mock(env_id: str) -> tuple[subprocess.Popen[str], str]:
@@ -162,16 +171,20 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLOCK
 
 
-def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int, mock_pid: int) -> dict:
+def eval_at_scale(
+    env_id: str, base_url: str, n: int, concurrency: int, mock_pid: int, workers: int = 1
+) -> dict:
     with tempfile.TemporaryDirectory() as tmp, open(Path(tmp) / "stdout", "w+") as out:
         mock_before = cpu_seconds(mock_pid)
         start = time.perf_counter()
         proc = subprocess.Popen(
             [*CLI, "eval", "--env", env_id, "-n", str(n), "--concurrency", str(concurrency),
-             "--model", "careful", "--base-url", base_url, "--out", tmp, "--json"],
+             "--model", "careful", "--base-url", base_url, "--out", tmp, "--json",
+             "--workers", str(workers)],
             stdout=out, stderr=subprocess.DEVNULL,
         )  # fmt: skip
-        # wait4 gives this child's own peak memory (not that of earlier children)
+        # wait4 gives this child's own usage, its reaped workers' included (and its own peak
+        # memory, or its largest worker's: not that of earlier children of this process)
         _, status, usage = os.wait4(proc.pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(status)
         seconds = time.perf_counter() - start
@@ -185,11 +198,22 @@ def eval_at_scale(env_id: str, base_url: str, n: int, concurrency: int, mock_pid
     return {
         "failed": summary["failed"],
         "calls": calls,
+        "seconds": seconds,
         "calls_per_s": calls / seconds,
-        "cpu_per_call_ms": 1000 * (usage.ru_utime + usage.ru_stime) / calls,
-        "mock_cpu_per_call_ms": 1000 * mock_cpu / calls,
+        "cpu": usage.ru_utime + usage.ru_stime,
+        "mock_cpu": mock_cpu,
         "peak_rss_mb": usage.ru_maxrss / 1024,
         "bodies": bodies,
+    }
+
+
+def per_call(run: dict, start: dict) -> dict:
+    """A run's figures once started: less the wall, CPU and calls of a 1-rollout run."""
+    calls = run["calls"] - start["calls"]
+    return {
+        "calls_per_s": calls / (run["seconds"] - start["seconds"]),
+        "cpu_per_call_ms": 1000 * (run["cpu"] - start["cpu"]) / calls,
+        "mock_cpu_per_call_ms": 1000 * (run["mock_cpu"] - start["mock_cpu"]) / calls,
     }
 
 
@@ -249,22 +273,26 @@ def floor_at_scale(base_url: str, bodies: list[bytes], concurrency: int, mock_pi
     }
 
 
-def cpu_rate(run: dict) -> float:
-    """Calls per second two cores allow: the eval process runs on one core (one event loop),
+def cpu_rate(run: dict, workers: int = 1) -> float:
+    """Calls per second two cores allow: each eval process runs on one core (one event loop),
     the mock on whatever is left."""
     own, mock = run["cpu_per_call_ms"] / 1000, run["mock_cpu_per_call_ms"] / 1000
-    return 1 / max(own, (own + mock) / 2)
+    return 1 / max(own / min(workers, 2), (own + mock) / 2)
 
 
-def add_eval_rows(report: Any, ours: dict, floor: dict) -> None:
+def add_eval_rows(report: Any, ours: dict, one: dict, start: dict, floor: dict) -> None:
+    steady = per_call(ours, start)
     report.add("eval-calls", ours["calls_per_s"], floor=floor["calls_per_s"])
-    report.add("eval-cpu-rate", cpu_rate(ours), floor=cpu_rate(floor))
-    report.add("eval-cpu-per-call", ours["cpu_per_call_ms"], floor=floor["cpu_per_call_ms"])
-    report.add("mock-cpu-per-call", ours["mock_cpu_per_call_ms"],
+    report.add("eval-steady", steady["calls_per_s"], floor=floor["calls_per_s"])
+    report.add("eval-one-process", one["calls_per_s"], floor=floor["calls_per_s"])
+    report.add("eval-cpu-rate", cpu_rate(steady, WORKERS), floor=cpu_rate(floor))
+    report.add("eval-cpu-per-call", steady["cpu_per_call_ms"], floor=floor["cpu_per_call_ms"])
+    report.add("eval-startup-cpu", start["cpu"])
+    report.add("mock-cpu-per-call", steady["mock_cpu_per_call_ms"],
                floor=floor["mock_cpu_per_call_ms"])  # fmt: skip
-    report.add("eval-failures", ours["failed"])
+    report.add("eval-failures", ours["failed"] + one["failed"])
     report.add("eval-peak-rss", ours["peak_rss_mb"])
-    report.note(f"{ours['calls']:,} model calls")
+    report.note(f"{ours['calls']:,} model calls a run")
 
 
 def main() -> None:
@@ -288,9 +316,13 @@ def main() -> None:
         report: dict[str, Any] = {"env": args.env}
         # First, while this process is small: a forked child's peak memory counts the parent's.
         if not args.skip_eval:
-            ours = eval_at_scale(args.env, base_url, args.eval_rollouts, args.concurrency, proc.pid)
+            start = eval_at_scale(args.env, base_url, 1, args.concurrency, proc.pid, WORKERS)
+            n, c = args.eval_rollouts, args.concurrency
+            ours = eval_at_scale(args.env, base_url, n, c, proc.pid, WORKERS)
+            one = eval_at_scale(args.env, base_url, n, c, proc.pid, 1)
+            one.pop("bodies"), start.pop("bodies")
             floor = floor_at_scale(base_url, ours.pop("bodies"), args.concurrency, proc.pid)
-            add_eval_rows(table, ours, floor)
+            add_eval_rows(table, ours, one, start, floor)
         if not args.skip_vf:
             seq = asyncio.run(vf_rollouts(args.env, base_url, args.rollouts, 1))
             report["verifiers_sequential"] = overhead_rows(seq)

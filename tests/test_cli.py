@@ -53,6 +53,21 @@ def test_calibrate_workers_match_one_process(capsys: pytest.CaptureFixture[str])
     assert capsys.readouterr().out == one
 
 
+def test_calibrate_workers_across_envs_match_one_process(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """Every env's jobs are queued at once with workers: the output is still env by env."""
+    args = ["calibrate", "--env", "dirty-integration", "--env", "bad-batch-gate", "--seeds", "3",
+            "--json"]  # fmt: skip
+    main(args)
+    one = capsys.readouterr().out
+    assert [json.loads(line)["env"] for line in one.splitlines()] == [
+        "dirty-integration", "bad-batch-gate"
+    ]  # fmt: skip
+    main([*args, "--workers", "2"])
+    assert capsys.readouterr().out == one
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

@@ -205,6 +205,22 @@ def test_preflight_names_a_refused_key(
     assert "401" in err and "DG_TEST_KEY is not set" in err
 
 
+@pytest.mark.parametrize("listing", [{"data": 3}, {"models": []}, {"data": [{"name": "x"}]}])
+def test_preflight_names_an_answer_that_is_not_a_model_list(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], listing: dict[str, Any]
+) -> None:
+    def odd(h: _Handler, body: Any) -> None:
+        h._send(200, listing)
+
+    with endpoint(odd) as url:
+        code = _eval(url, tmp_path / "out", "--dry-run")
+    err = capsys.readouterr().err
+    if listing == {"data": [{"name": "x"}]}:  # a list without ids: nothing to check against
+        assert code == 0
+    else:
+        assert code == 2 and "answered GET /models with something else" in err
+
+
 def test_preflight_names_a_model_the_endpoint_does_not_serve(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], mock_model: Any
 ) -> None:

@@ -105,8 +105,9 @@ def _calibrate_envs(
     from datagauntlet.cli.options import build_env, parse_pairs
     from datagauntlet.core.registry import make
     from datagauntlet.core.report import config_label, markdown_table
-    from datagauntlet.core.runner import calibrate, calibration_size, narrowed_grid
+    from datagauntlet.core.runner import calibration_size, narrowed_grid, start_calibration
 
+    planned = []
     for env_id in env_ids:
         env = build_env(env_id, args.config) if args.config else make(env_id)
         if args.policy:
@@ -116,6 +117,16 @@ def _calibrate_envs(
                     f"{env_id} has no policy {unknown[0]!r}; choose from {sorted(env.policies())}"
                 )
         grid, narrowed = narrowed_grid(env, parse_pairs(args.config or []))
+        planned.append((env_id, env, grid, narrowed))
+    # With a pool, every env's jobs are queued before the first env's results are read, so the
+    # workers go from one env to the next without waiting for this process between them.
+    pending = [
+        start_calibration(env, args.seeds, args.split, args.workers, args.policy, mapper, grid)
+        if mapper is not None
+        else None
+        for _, env, grid, _ in planned
+    ]
+    for (env_id, env, grid, narrowed), started in zip(planned, pending, strict=True):
         for key, (kept, full) in narrowed.items():
             value = env.config.as_dict()[key]
             print(
@@ -133,16 +144,10 @@ def _calibrate_envs(
             disable=total < 50,
         ) as bar:
             job = bar.add_task(env_id, total=total)
-            rows = calibrate(
-                env,
-                args.seeds,
-                args.split,
-                args.workers,
-                lambda k, job=job: bar.advance(job, k),
-                args.policy,
-                mapper=mapper,
-                grid=grid,
+            calibration = started or start_calibration(
+                env, args.seeds, args.split, args.workers, args.policy, None, grid
             )
+            rows = calibration.rows(lambda k, job=job: bar.advance(job, k))
         blocks.append(
             {"env": env_id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
         )

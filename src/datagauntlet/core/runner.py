@@ -5,8 +5,8 @@ from __future__ import annotations
 import hashlib
 import os
 import statistics
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ProcessPoolExecutor
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,8 +120,31 @@ def play_jobs(jobs: Sequence[Job]) -> list[EpisodeResult]:
     return [_play_job(job) for job in jobs]
 
 
+# Batches a worker gets per map: enough that the pool's last batch (while the other workers
+# have none left) is short, few enough that sending them costs nothing next to playing them.
+BATCHES_PER_WORKER = 16
+
+
+def task_groups(jobs: Sequence[Job]) -> list[list[Job]]:
+    """Consecutive jobs of one task (same env, config and task) grouped together."""
+    groups: list[list[Job]] = []
+    last: tuple[str, dict[str, Any], dict[str, Any]] | None = None
+    for job in jobs:
+        key = (job[0], job[1], job[3])
+        if groups and key == last:
+            groups[-1].append(job)
+        else:
+            groups.append([job])
+            last = key
+    return groups
+
+
 class ProcessMapper(Mapper):
-    """This machine's worker processes, started on first use and kept for the whole run."""
+    """This machine's worker processes, started on first use and kept for the whole run.
+
+    `map` sends every batch at once (so a second `map` queues behind the first and the workers
+    never wait between them) and yields results in job order. A batch holds whole tasks: a
+    task's world, which envs cache, is then built in one worker for all of its policies."""
 
     def __init__(self, workers: int) -> None:
         self.workers = min(workers, os.cpu_count() or 1)
@@ -130,13 +153,27 @@ class ProcessMapper(Mapper):
     def map(self, jobs: list[Job]) -> Iterable[EpisodeResult]:
         if self._pool is None:
             self._pool = ProcessPoolExecutor(max_workers=self.workers)
-        chunk = max(1, len(jobs) // (self.workers * 8))
-        return self._pool.map(_play_job, jobs, chunksize=chunk)
+        groups = task_groups(jobs)
+        size = max(1, len(groups) // (self.workers * BATCHES_PER_WORKER))
+        batches = [
+            [job for group in groups[i : i + size] for job in group]
+            for i in range(0, len(groups), size)
+        ]
+        return _in_order([self._pool.submit(play_jobs, batch) for batch in batches])
 
     def close(self) -> None:
         if self._pool is not None:
             self._pool.shutdown()
             self._pool = None
+
+
+def _in_order(futures: list[Future[list[EpisodeResult]]]) -> Iterator[EpisodeResult]:
+    try:
+        for future in futures:
+            yield from future.result()
+    finally:  # a consumer that stops early (an error) leaves nothing queued behind it
+        for future in futures:
+            future.cancel()
 
 
 def run(
@@ -237,6 +274,77 @@ def _mean(values: Iterable[float]) -> float:
     return round(statistics.fmean(values), 6)
 
 
+class PendingCalibration:
+    """A calibration whose jobs are already with the mapper (if any); `rows()` collects it."""
+
+    def __init__(
+        self,
+        env: Environment,
+        cells: list[tuple[dict[str, Any], Environment, list[str]]],
+        split: str,
+        n: int | None,
+        pool: Mapper | None,
+        own: Mapper | None,
+    ) -> None:
+        self.env, self.cells, self.split, self.n = env, cells, split, n
+        self._own = own
+        self._played: Iterator[EpisodeResult] | None = None
+        self._shapes: list[tuple[int, int]] = []
+        if pool is not None:
+            # Every cell's jobs in one map: workers never wait at a cell's end for the slowest
+            # batch while the next cell's jobs are not yet sent. Jobs go task by task (all
+            # policies of a task together), so a task's world, which envs cache, is built in
+            # one worker rather than in each; results come back in policy-major order.
+            jobs: list[Job] = []
+            for _, cell_env, names in cells:
+                tasks = cell_env.tasks(split, n)
+                config = cell_env.config.as_dict()
+                jobs += [(env.id, config, p, t.as_dict()) for t in tasks for p in names]
+                self._shapes.append((len(names), len(tasks)))
+            self._played = iter(pool.map(jobs))
+
+    def rows(self, progress: Progress | None = None) -> list[CalibrationRow]:
+        rows: list[CalibrationRow] = []
+        try:
+            if self._played is None:
+                for overrides, cell_env, names in self.cells:
+                    results = run(cell_env, names, cell_env.tasks(self.split, self.n), 1, progress)
+                    rows.extend(summarize(cell_env.config.changed() or overrides, results))
+                return rows
+            shapes = zip(self.cells, self._shapes, strict=True)
+            for (overrides, cell_env, _), (n_policies, n_tasks) in shapes:
+                results: list[EpisodeResult | None] = [None] * (n_policies * n_tasks)
+                for t in range(n_tasks):
+                    for p in range(n_policies):
+                        results[p * n_tasks + t] = next(self._played)
+                        if progress:
+                            progress(1)
+                rows.extend(summarize(cell_env.config.changed() or overrides, results))  # type: ignore[arg-type]
+        finally:
+            if self._own is not None:
+                self._own.close()
+        return rows
+
+
+def start_calibration(
+    env: Environment,
+    n: int | None = None,
+    split: str = "eval",
+    workers: int = 1,
+    policies: Sequence[str] | None = None,
+    mapper: Mapper | None = None,
+    grid: Sequence[dict[str, Any]] | None = None,
+) -> PendingCalibration:
+    """`calibrate` in two steps: its jobs go to the mapper now, its rows come from `rows()`.
+    Starting the next env's before collecting this one's keeps the workers busy between envs."""
+    own = ProcessMapper(workers) if mapper is None and workers > 1 else None
+    cells = []
+    for overrides in env.calibration_grid() if grid is None else grid:
+        cell_env = env.with_config(**overrides) if overrides else env
+        cells.append((overrides, cell_env, list(policies or cell_env.policies())))
+    return PendingCalibration(env, cells, split, n, mapper or own, own)
+
+
 def calibrate(
     env: Environment,
     n: int | None = None,
@@ -249,43 +357,7 @@ def calibrate(
 ) -> list[CalibrationRow]:
     """The env's calibration grid (or `grid`): every config override x every policy over `n`
     tasks. With `workers` > 1 and no `mapper`, one process pool serves every cell."""
-    own = ProcessMapper(workers) if mapper is None and workers > 1 else None
-    cells = []
-    for overrides in env.calibration_grid() if grid is None else grid:
-        cell_env = env.with_config(**overrides) if overrides else env
-        cells.append((overrides, cell_env, list(policies or cell_env.policies())))
-    pool = mapper or own
-    rows: list[CalibrationRow] = []
-    try:
-        if pool is None:
-            for overrides, cell_env, names in cells:
-                results = run(cell_env, names, cell_env.tasks(split, n), 1, progress)
-                rows.extend(summarize(cell_env.config.changed() or overrides, results))
-            return rows
-        # Every cell's jobs in one map: workers never wait at a cell's end for the slowest
-        # chunk while the next cell's jobs are not yet sent. Jobs go task by task (all
-        # policies of a task together), so a task's world, which envs cache, is built in one
-        # worker rather than in each; results come back in the runner's policy-major order.
-        jobs: list[Job] = []
-        shapes = []
-        for _, cell_env, names in cells:
-            tasks = cell_env.tasks(split, n)
-            config = cell_env.config.as_dict()
-            jobs += [(env.id, config, p, t.as_dict()) for t in tasks for p in names]
-            shapes.append((len(names), len(tasks)))
-        played = iter(pool.map(jobs))
-        for (overrides, cell_env, _), (n_policies, n_tasks) in zip(cells, shapes, strict=True):
-            results: list[EpisodeResult | None] = [None] * (n_policies * n_tasks)
-            for t in range(n_tasks):
-                for p in range(n_policies):
-                    results[p * n_tasks + t] = next(played)
-                    if progress:
-                        progress(1)
-            rows.extend(summarize(cell_env.config.changed() or overrides, results))  # type: ignore[arg-type]
-    finally:
-        if own is not None:
-            own.close()
-    return rows
+    return start_calibration(env, n, split, workers, policies, mapper, grid).rows(progress)
 
 
 def narrowed_grid(

@@ -222,14 +222,18 @@ def _error_text(exc: BaseException) -> str:
     return "".join(traceback.format_exception_only(type(exc), exc)).strip()
 
 
-async def run_eval(
-    env: Environment,
-    spec: EvalSpec,
-    model: Model,
-    out_dir: Path,
-    progress: Callable[[int], None] | None = None,
-) -> EvalOutcome:
-    """Run every (task, rollout) not already done; return the latest record of each."""
+@dataclass
+class EvalPlan:
+    """What a run will play, after its output directory was checked and prepared."""
+
+    path: Path  # the results file
+    previous: list[dict[str, Any]]  # records already there (resuming)
+    tasks: list[Task]
+    jobs: list[tuple[Task, int]]  # (task, rollout) still to play
+    skipped: int
+
+
+def plan_eval(env: Environment, spec: EvalSpec, out_dir: Path) -> EvalPlan:
     spec.validate()
     check_out_dir(out_dir, spec)
     out_dir.mkdir(parents=True, exist_ok=True)
@@ -243,26 +247,59 @@ async def run_eval(
     done = {k for k, r in latest_by_key(previous).items() if r.get("status") == "ok"}
     tasks = shard_tasks(env.tasks(spec.split, spec.n), spec.shard)
     jobs = [(t, r) for t in tasks for r in range(spec.rollouts) if (t.id, r) not in done]
-    outcome = EvalOutcome(skipped=len(tasks) * spec.rollouts - len(jobs))
-    if progress and outcome.skipped:
-        progress(outcome.skipped)
+    return EvalPlan(path, previous, tasks, jobs, len(tasks) * spec.rollouts - len(jobs))
+
+
+def finish_eval(plan: EvalPlan, spec: EvalSpec, fresh: list[dict[str, Any]]) -> EvalOutcome:
+    """The latest record of every (task, rollout) of the run, in key order."""
+    wanted = {(t.id, r) for t in plan.tasks for r in range(spec.rollouts)}
+    latest = latest_by_key(plan.previous + fresh)
+    records = sorted((rec for key, rec in latest.items() if key in wanted), key=rollout_key)
+    return EvalOutcome(records, len(fresh), plan.skipped)
+
+
+def record_line(record: dict[str, Any]) -> str:
+    return json.dumps(record, default=str)
+
+
+async def play_jobs(
+    env: Environment,
+    spec: EvalSpec,
+    model: Model,
+    jobs: list[tuple[Task, int]],
+    deliver: Callable[[dict[str, Any]], None],
+) -> None:
+    """Every job, `spec.concurrency` at a time; each record goes to `deliver` as it ends."""
     gate = asyncio.Semaphore(spec.concurrency)
-    lock = asyncio.Lock()
-    fresh: list[dict[str, Any]] = []
 
     async def job(task: Task, rollout: int) -> None:
         async with gate:
             record = await play_rollout(env, spec, model, task, rollout)
-        async with lock:
-            with path.open("a", encoding="utf-8") as fh:
-                fh.write(json.dumps(record, default=str) + "\n")
-            fresh.append(record)
-        if progress:
-            progress(1)
+        deliver(record)
 
     await asyncio.gather(*(job(t, r) for t, r in jobs))
-    outcome.ran = len(fresh)
-    wanted = {(t.id, r) for t in tasks for r in range(spec.rollouts)}
-    latest = latest_by_key(previous + fresh)
-    outcome.records = sorted((rec for key, rec in latest.items() if key in wanted), key=rollout_key)
-    return outcome
+
+
+async def run_eval(
+    env: Environment,
+    spec: EvalSpec,
+    model: Model,
+    out_dir: Path,
+    progress: Callable[[int], None] | None = None,
+) -> EvalOutcome:
+    """Run every (task, rollout) not already done; return the latest record of each."""
+    plan = plan_eval(env, spec, out_dir)
+    if progress and plan.skipped:
+        progress(plan.skipped)
+    fresh: list[dict[str, Any]] = []
+    with plan.path.open("a", encoding="utf-8") as fh:
+
+        def deliver(record: dict[str, Any]) -> None:
+            fh.write(record_line(record) + "\n")
+            fh.flush()  # on disk at once: an interrupted run keeps every finished rollout
+            fresh.append(record)
+            if progress:
+                progress(1)
+
+        await play_jobs(env, spec, model, plan.jobs, deliver)
+    return finish_eval(plan, spec, fresh)

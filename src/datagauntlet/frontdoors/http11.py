@@ -15,7 +15,7 @@ connections dropped after KEEPALIVE_EXPIRY or when the peer closed them. Errors 
 own (ConnectError, ReadTimeout, RemoteProtocolError, PoolTimeout...), so the SDK maps them as
 it always does. A response head over MAX_HEAD_BYTES, or a malformed one, is a
 RemoteProtocolError, never a hang. Proxies set in the environment are not this transport's:
-httpx mounts its own transport for them.
+models.http_client mounts httpx's own transport for them.
 """
 
 from __future__ import annotations

@@ -10,13 +10,14 @@ With `final_answer=True`, for an env that reads a final message as its submissio
 the policy's submitting call is sent as that text instead of a tool call, as a model answering
 in words would.
 
-Standard library only (http_json's ThreadingHTTPServer), bound to 127.0.0.1 by default.
+Standard library only, bound to 127.0.0.1 by default. Every connection is a coroutine on one
+asyncio loop (http_json_aio), under the rules of the other stdlib doors: an eval holds hundreds
+of connections open, and a thread each would cost the mock several times its answers' CPU.
 """
 
 from __future__ import annotations
 
 import json
-import socket
 import threading
 import time
 from collections.abc import Sequence
@@ -24,7 +25,14 @@ from typing import Any
 
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
 from datagauntlet.frontdoors.chat import Message, policy_reply, rough_tokens
-from datagauntlet.frontdoors.http_json import HttpError, JsonHandler, JsonHTTPServer
+from datagauntlet.frontdoors.http_json import HttpError
+from datagauntlet.frontdoors.http_json_aio import (
+    AioJsonServer,
+    JsonReply,
+    Reply,
+    Request,
+    StreamReply,
+)
 
 MAX_BODY_BYTES = 64 * 1024 * 1024
 DEFAULT_MODEL = "default"
@@ -62,9 +70,7 @@ class MockModelServer:
         self.script = [dict(m) for m in script] if script is not None else None
         self.requests = 0
         self._lock = threading.Lock()
-        self._httpd = _Server((host, port), _Handler, socket_timeout)
-        self._httpd.owner = self
-        self._thread: threading.Thread | None = None
+        self._httpd = _Server(self, host, port, socket_timeout)
 
     @property
     def port(self) -> int:
@@ -90,23 +96,17 @@ class MockModelServer:
         )
 
     def start(self) -> MockModelServer:
-        self._thread = threading.Thread(
-            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True
-        )
-        self._thread.start()
+        self._httpd.start()
         return self
 
     def serve_forever(self) -> None:
         self._httpd.serve_forever()
 
     def close(self) -> None:
-        self._httpd.server_close()
+        self._httpd.close()
 
     def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        self._httpd.stop()
 
     def __enter__(self) -> MockModelServer:
         return self.start()
@@ -152,10 +152,6 @@ class MockModelServer:
         }
 
 
-class _Server(JsonHTTPServer):
-    owner: MockModelServer
-
-
 def stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
     """The SSE chunks of a completion: the message as one delta, a finish, then usage."""
     choice = completion["choices"][0]
@@ -172,39 +168,25 @@ def stream_chunks(completion: dict[str, Any]) -> list[dict[str, Any]]:
     ]
 
 
-class _Handler(JsonHandler):
-    server: _Server
+class _Server(AioJsonServer):
     MAX_BODY_BYTES = MAX_BODY_BYTES
     ROUTES = ("POST /v1/chat/completions", "GET /v1/models", "GET /health")
 
-    def setup(self) -> None:
-        super().setup()
-        # Headers and body go out in separate writes; with Nagle on, the body would wait
-        # ~40 ms for the client's delayed ACK on every request.
-        self.connection.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+    def __init__(self, owner: MockModelServer, host: str, port: int, timeout: float) -> None:
+        super().__init__(host, port, timeout)
+        self.owner = owner
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:
         kind = "not_found_error" if status == 404 else "invalid_request_error"
         return {"error": {"message": message, "type": kind, "code": status}}
 
-    def do_GET(self) -> None:
-        owner = self.server.owner
-        path = self.path.split("?", 1)[0]
-        if path.rstrip("/") in ("/v1/models", "/models"):
-            data = [
-                {"id": p, "object": "model", "owned_by": owner.env_id} for p in owner.model_names
-            ]
-            self.send_json(200, {"object": "list", "data": data})
-        elif path == "/health":
-            self.send_json(200, {"status": "ok", "env": owner.env_id, "policy": owner.default})
-        else:
-            raise HttpError(404, f"no route GET {path[:200]}{self.routes_hint()}")
-
-    def do_POST(self) -> None:
-        path = self.path.split("?", 1)[0]
-        if path.rstrip("/") not in ("/v1/chat/completions", "/chat/completions"):
-            raise HttpError(404, f"no route POST {path[:200]}{self.routes_hint()}")
-        body = self.read_json()
+    async def respond(self, request: Request) -> Reply:
+        path = request.path.rstrip("/")
+        if request.method == "GET":
+            return self._get(request.path)
+        if path not in ("/v1/chat/completions", "/chat/completions"):
+            raise HttpError(404, f"no route POST {request.path[:200]}{self.routes_hint()}")
+        body = await request.read_json()
         if not isinstance(body, dict):
             raise HttpError(400, "the body must be a JSON object")
         stream = body.get("stream")
@@ -212,22 +194,25 @@ class _Handler(JsonHandler):
         if options is not None and not isinstance(options, dict):
             raise HttpError(400, 'stream_options must be an object, e.g. {"include_usage": true}')
         try:
-            completion = self.server.owner.complete(body)
+            completion = self.owner.complete(body)
         except ValueError as exc:
             raise HttpError(400, str(exc)) from None
         if not stream:
-            self.send_json(200, completion)
-            return
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Connection", "close")
-        self.end_headers()
+            return JsonReply(200, completion)
         chunks = stream_chunks(completion)
         if not (options or {}).get("include_usage"):
             chunks = chunks[:-1]
-        for chunk in chunks:
-            self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        self.wfile.write(b"data: [DONE]\n\n")
-        self.wfile.flush()
-        self.close_connection = True
+        parts = [f"data: {json.dumps(chunk)}\n\n".encode() for chunk in chunks]
+        parts.append(b"data: [DONE]\n\n")
+        return StreamReply(200, "text/event-stream", parts, {"Cache-Control": "no-cache"})
+
+    def _get(self, path: str) -> Reply:
+        owner = self.owner
+        if path.rstrip("/") in ("/v1/models", "/models"):
+            data = [
+                {"id": p, "object": "model", "owned_by": owner.env_id} for p in owner.model_names
+            ]
+            return JsonReply(200, {"object": "list", "data": data})
+        if path == "/health":
+            return JsonReply(200, {"status": "ok", "env": owner.env_id, "policy": owner.default})
+        raise HttpError(404, f"no route GET {path[:200]}{self.routes_hint()}")

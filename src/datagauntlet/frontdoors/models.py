@@ -67,11 +67,38 @@ def http_client(max_connections: int = 256, timeout: float = 120.0, transport: s
     from datagauntlet.frontdoors.http11 import Http11Transport
 
     lean = Http11Transport(max_connections, ssl_context=_tls_context(), socket_options=nodelay)
-    client = httpx.AsyncClient(transport=lean, timeout=timeout)
+    client = httpx.AsyncClient(
+        transport=lean, timeout=timeout, mounts=_environment_proxies(nodelay, max_connections)
+    )
     # httpx takes no cookie-jar class; its own rebuilds each request for the jar (a seventh
     # of a call's CPU) even when the answer sets no cookie
     client._cookies = _cookie_jar_class()()
     return client
+
+
+def _environment_proxies(socket_options: list[Any], max_connections: int) -> dict[str, Any]:
+    """The proxies of the environment (HTTP_PROXY, HTTPS_PROXY, ALL_PROXY, NO_PROXY) mounted as
+    httpx mounts them for a client of its own: it reads them only when given no transport.
+    A proxied origin goes through httpx's transport with that proxy; an excluded one (None)
+    and every other through the lean transport."""
+    import httpx
+
+    try:
+        from httpx._utils import get_environment_proxies
+    except ImportError:  # pragma: no cover - a future httpx; its own client then decides
+        return {}
+    limits = httpx.Limits(max_connections=max_connections)
+    return {
+        pattern: None
+        if url is None
+        else httpx.AsyncHTTPTransport(
+            proxy=httpx.Proxy(url),
+            verify=_tls_context(),
+            socket_options=socket_options,
+            limits=limits,
+        )
+        for pattern, url in get_environment_proxies().items()
+    }
 
 
 @functools.cache
@@ -120,10 +147,12 @@ class OpenAIModel:
     total deadline per request: the SDK's own timeout restarts at every byte received, so a
     server dripping one byte every few seconds would otherwise hold a rollout forever.
 
-    Three costs that only show at hundreds of rollouts at once are avoided. Requests go through
-    the client's `post` with a plain JSON body (the typed `create` walks the whole message
-    history against its TypedDicts on every call, about 7 ms of CPU per call late in a
-    rollout). The answer is read as JSON, not built into the SDK's response models (their
+    Costs that only show at hundreds of rollouts at once are avoided. Requests go through the
+    client's `post` (the typed `create` walks the whole message history against its TypedDicts
+    on every call, about 7 ms of CPU per call late in a rollout), with the body encoded once
+    here, as the SDK would encode it (the SDK deep-copies a dict body into its request options
+    and encodes it again), to an `httpx.URL` parsed once (a string is parsed three times a
+    call). The answer is read as JSON, not built into the SDK's response models (their
     construction cost more than the rest of the reply's handling). And the one client runs on
     the lean HTTP/1.1 transport of `http11` (httpx's default scans its whole pool at every
     request and release, so at 256 connections its bookkeeping was most of the CPU).
@@ -160,15 +189,19 @@ class OpenAIModel:
             timeout=timeout,
             http_client=http_client(max_connections, timeout, transport),
         )
-        # absolute: the SDK then parses the URL once instead of merging it into its base
-        self._url = f"{str(self.client.base_url).rstrip('/')}/chat/completions"
+        # absolute, and parsed here: the SDK and httpx take an httpx.URL as it is
+        self._url = httpx.URL(f"{str(self.client.base_url).rstrip('/')}/chat/completions")
 
-    async def _post(self, body: dict[str, Any]) -> Reply:
+    async def _post(self, content: bytes) -> Reply:
         try:
             # a deadline on this task (wait_for would start a task per call); cast to
             # httpx.Response: the SDK still raises its typed errors for a bad status
             async with asyncio.timeout(self.timeout):
-                response = await self.client.post(self._url, body=body, cast_to=self._raw)
+                response = await self.client.post(
+                    self._url,  # type: ignore[arg-type]
+                    content=content,
+                    cast_to=self._raw,
+                )
         except TimeoutError:
             raise RequestTimeout(
                 f"no complete answer within the request deadline ({self.timeout:g} s)"
@@ -185,9 +218,10 @@ class OpenAIModel:
         body: dict[str, Any] = {"model": self.model, "messages": messages, "tools": tools}
         if self.temperature is not None:
             body["temperature"] = self.temperature
+        content = encode_body(body)  # once for every attempt
         for attempt in range(self.retries + 1):
             try:
-                return await self._post(body)
+                return await self._post(content)
             except Exception as exc:
                 if not self._transient(exc):
                     raise
@@ -199,6 +233,11 @@ class OpenAIModel:
 
     async def close(self) -> None:
         await self.client.close()
+
+
+def encode_body(body: dict[str, Any]) -> bytes:
+    """A request body as the SDK encodes one (its `openapi_dumps`: compact, UTF-8, no NaN)."""
+    return json.dumps(body, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
 
 
 def read_completion(content: bytes) -> Reply:
@@ -230,21 +269,37 @@ def drop_none(value: Any) -> Any:
     return value
 
 
+def model_ids(content: bytes) -> list[str]:
+    """The ids of a model list (`{"data": [{"id": ...}, ...]}`); ValueError for another shape."""
+    data = json.loads(content)
+    entries = data.get("data") if isinstance(data, dict) else None
+    if not isinstance(entries, list):
+        raise ValueError("not a model list")
+    return [m["id"] for m in entries if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
 async def preflight(
-    base_url: str, model: str, api_key_env: str, timeout: float = 15.0
+    base_url: str, model: str, api_key_env: str, timeout: float = 15.0, transport: str = "lean"
 ) -> str | None:
     """One cheap authenticated request (GET /models) before any rollout; None when the
     endpoint answers and serves `model`, else one line naming the problem."""
+    import httpx
     import openai
 
     key = os.environ.get(api_key_env)
     unset = "" if key else f" (${api_key_env} is not set)"
     client = openai.AsyncOpenAI(
-        base_url=base_url, api_key=key or "EMPTY", max_retries=0, timeout=timeout
+        base_url=base_url,
+        api_key=key or "EMPTY",
+        max_retries=0,
+        timeout=timeout,
+        http_client=http_client(16, timeout, transport),
     )
     try:
-        page = await asyncio.wait_for(client.models.list(), timeout)
-        served = [m.id for m in page.data]
+        # the client's own GET, read as JSON: `client.models` would import every resource
+        # module of the SDK (a third of a second of CPU) for one list
+        response = await asyncio.wait_for(client.get("models", cast_to=httpx.Response), timeout)
+        served = model_ids(response.content)
     except (TimeoutError, openai.APITimeoutError):
         return f"{base_url} did not answer GET /models within {timeout:g} s"
     except openai.APIConnectionError as exc:

@@ -57,9 +57,10 @@ class RayMapper(Mapper):
         self._remote = ray.remote(play_jobs)
 
     def map(self, jobs: list[Job]) -> Iterable[EpisodeResult]:
+        # submitted now (a second map queues behind this one), read in submission order: the
+        # same order as a local run
         refs = [self._remote.remote(jobs[i : i + BATCH]) for i in range(0, len(jobs), BATCH)]
-        for ref in refs:  # in submission order: the same order as a local run
-            yield from self._ray.get(ref)
+        return (result for ref in refs for result in self._ray.get(ref))
 
     def close(self) -> None:
         if self._owned and self._ray.is_initialized():
