@@ -165,6 +165,8 @@ def test_a_protected_folder_ending_in_a_slash_protects_everything_under_it(
     listed = {f["path"]: f["read_only"] for f in ws.list_files()["files"]}
     assert listed == {"input/a.csv": True, "inputs.csv": False, "input2/a.csv": False,
                       "out/input/a.csv": False}  # fmt: skip
+    trailing_x = WorkspaceToolset(tmp_path / "x", protected=("outX/",))
+    assert trailing_x.protected == ("outX/",)
     exact = WorkspaceToolset(tmp_path / "e", files={"a.txt": "x"})  # the files, exactly
     exact.open()
     assert exact.protected == ("a.txt",)
