@@ -180,6 +180,13 @@ def render(summary: dict[str, object]) -> str:
         f"\nkill rate {summary['kill_rate']:.1%}: {summary['killed']} killed of "
         f"{summary['total']} non-equivalent mutants (timeouts and segfaults count as killed)"
     )
+    if every[1]:
+        judged = summary["total"] - every[1]  # type: ignore[operator]
+        share = summary["killed"] / judged if judged else 1.0  # type: ignore[operator]
+        lines.append(
+            f"of the {judged} judged so far: {share:.1%} killed ({every[1]} not run yet count "
+            "as survivors above)"
+        )
     statuses = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())  # type: ignore[attr-defined]
     lines.append(f"\n{summary['mutants']} mutants: {statuses}")
     times = summary["times"]
