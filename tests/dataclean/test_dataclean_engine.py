@@ -184,9 +184,9 @@ def test_hostile_cells_cost_linear_time() -> None:
     hostile += [f"$ {p}-{p}1{p}x" for p in pads] + ["1,000" * 5_000 + "x", "1" * 20_000 + "."]
     for cell in hostile:
         for fn in (decimal2, integer, phone_us, date_us, date_eu):
-            start = time.perf_counter()
+            start = time.process_time()  # CPU time: wall time on a busy machine is the neighbours'
             assert fn(cell) == cell
-            assert time.perf_counter() - start < 0.05, (fn.__name__, cell[:20])
+            assert time.process_time() - start < 0.05, (fn.__name__, cell[:20])
 
 
 # Found by the full mutation run (docs/mutation/survivors.md).
