@@ -48,6 +48,7 @@ gates: $(STAMP)
 # (docs/mutation/README.md). Incremental: `rm -rf mutants` for a run from scratch.
 mutants: $(STAMP)
 	nice -n 19 $(BIN)/python scripts/mutation_report.py run --write docs/mutation/report.md
+	$(BIN)/python scripts/mutation_report.py survivors --write docs/mutation/survivors.md > /dev/null
 
 clean:
 	rm -rf $(VENV) .pytest_cache .ruff_cache mutants

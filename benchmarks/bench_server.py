@@ -1,21 +1,24 @@
 """The session server under load: 256 concurrent sessions across every env, paced calls.
 
-The server (`datagauntlet server`, 127.0.0.1, port 0) and this load generator are two
-processes. Each session slot replays recorded reference trajectories of its env (see
-server_mix.py) back to back: open a session, make its calls, check the reward in the reply that
-ends it, close, open the next task. Calls are paced open-loop: a slot of an env with share s of
+The server (`datagauntlet server --workers N`, 127.0.0.1, port 0: a supervisor and N worker
+processes on one address) and this load generator are separate processes. Each session slot
+replays recorded reference trajectories of its env (see server_mix.py) back to back: open a
+session, make its calls, check the reward in the reply that ends it, close, open the next
+task. Calls are paced open-loop: a slot of an env with share s of
 R calls/s over n slots sends a call every n/(s*R) seconds, and a call's latency runs from the
 moment it was due, so a server that falls behind shows it in the latency instead of slowing
 the clients down (no coordinated omission). Session opening is timed apart from calls.
 
 Printed, over the window after warm-up: sustained calls/s, latency p50/p99/max (overall and
-per env), errors, sessions open, CPU seconds of server and client (calls per CPU-second reads
-the same on a loaded and a quiet machine), the server's RSS sampled every few seconds, and the
-load average. Floor: the round trip of a call the episode refuses at once, on the idle server.
+per env), errors, sessions open, CPU seconds of server (every worker) and client (calls per
+CPU-second reads the same on a loaded and a quiet machine), each worker's RSS sampled every few
+seconds (in a soak also its growth per minute over minutes 2-5 and 5-end), and the load
+average. Floor: the round trip of a call the episode refuses at once, on the idle server.
 
   python benchmarks/bench_server.py                 # 20 s at 2,000 calls/s (make bench)
   python benchmarks/bench_server.py --soak 600      # the 10-minute memory soak
   python benchmarks/bench_server.py --protocol session --mix dirty-integration=256:1
+  python benchmarks/bench_server.py --workers 1      # the same load on one process
 """
 
 from __future__ import annotations
@@ -183,11 +186,10 @@ async def slot(run: Run, env: str, trajs: list[Trajectory], first: int, interval
 
 
 async def refused_calls(port: int, n: int) -> list[float]:
-    """The floor: round trips of a call the episode refuses at once (an unknown tool)."""
-    http = Http(port)
-    _, body = await http.post("/sessions", b'{"env": "dirty-integration"}')
-    http.close()
-    ws = await WebSocket.connect(port, f"/sessions/{_session_id(body)}/ws")
+    """The floor: round trips of a call the episode refuses at once (an unknown tool), on one
+    `WS /ws` connection (served by the worker that took it, as the load's are)."""
+    ws = await WebSocket.connect(port, "/ws")
+    await ws.request(client_frame(b'{"op": "open", "env": "dirty-integration"}'))
     lat = []
     for _ in range(n):
         t0 = time.perf_counter()
@@ -198,34 +200,53 @@ async def refused_calls(port: int, n: int) -> list[float]:
     return lat
 
 
-async def sample_rss(pid: int, every: float, run: Run, out: list[tuple[float, float, int]]) -> None:
+async def sample_rss(
+    pids: list[int], every: float, run: Run, out: list[tuple[float, list[float], int]]
+) -> None:
+    """Every `every` s: seconds since the start, each worker's RSS (MB), sessions open."""
     start = time.perf_counter()
     while True:
-        out.append((round(time.perf_counter() - start, 1), round(rss_mb(pid), 1), run.open_now))
+        rss = [round(rss_mb(pid), 1) for pid in pids]
+        out.append((round(time.perf_counter() - start, 1), rss, run.open_now))
         await asyncio.sleep(every)
 
 
+def slope(rss: list[tuple[float, list[float], int]], t0: float, t1: float, k: int) -> float:
+    """Worker k's RSS growth in MB per minute, a least-squares line over samples in [t0, t1]."""
+    pts = [(t, r[k]) for t, r, _ in rss if t0 <= t <= t1]
+    if len(pts) < 3:
+        return float("nan")
+    mt = sum(t for t, _ in pts) / len(pts)
+    mr = sum(r for _, r in pts) / len(pts)
+    var = sum((t - mt) ** 2 for t, _ in pts)
+    return 60 * sum((t - mt) * (r - mr) for t, r in pts) / var
+
+
+def server_cpu(pids: list[int]) -> float:
+    return sum(proc_cpu(pid) for pid in pids)
+
+
 async def load(
-    port: int, pid: int, args: argparse.Namespace, trajs: dict[str, list[Trajectory]]
+    port: int, pids: list[int], args: argparse.Namespace, trajs: dict[str, list[Trajectory]]
 ) -> dict[str, Any]:
     mix = parse_mix(args.mix)
     start = time.perf_counter()
     window = (start + args.warmup, start + args.warmup + args.seconds)
     run = Run(port, args.protocol, window, {env: EnvStats() for env in mix})
-    rss: list[tuple[float, float, int]] = []
-    sampler = asyncio.create_task(sample_rss(pid, args.sample, run, rss))
+    rss: list[tuple[float, list[float], int]] = []
+    sampler = asyncio.create_task(sample_rss(pids[1:], args.sample, run, rss))
     tasks = []
     for env, (n, share) in mix.items():
         interval = n / (share * args.rate) if share > 0 else 3600.0
         tasks += [slot(run, env, trajs[env], k, interval) for k in range(n)]
     gathered = asyncio.gather(*tasks)
     await asyncio.sleep(max(0.0, window[0] - time.perf_counter()))
-    cpu0 = (proc_cpu(pid), _own_cpu(), loadavg())
+    cpu0 = (server_cpu(pids), _own_cpu(), loadavg())
     open_at_window: list[int] = []
     while time.perf_counter() < window[1]:
         open_at_window.append(run.open_now)
         await asyncio.sleep(min(0.5, max(0.0, window[1] - time.perf_counter())))
-    cpu1 = (proc_cpu(pid), _own_cpu(), loadavg())
+    cpu1 = (server_cpu(pids), _own_cpu(), loadavg())
     await gathered
     sampler.cancel()
     return {
@@ -259,6 +280,9 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=8, help="recorded tasks per env")
     parser.add_argument("--sample", type=float, default=5.0, help="RSS sampling period (s)")
     parser.add_argument("--json", metavar="PATH", help="also write every figure here")
+    parser.add_argument(
+        "--workers", type=int, default=2, help="server worker processes (default 2, the cores)"
+    )
     args = parser.parse_args()
     if args.soak:
         args.seconds, args.warmup, args.sample = args.soak, max(args.warmup, 30.0), 10.0
@@ -271,12 +295,15 @@ def main() -> None:
 
     from server_helpers import Server
 
-    server = Server("--max-sessions", str(sum(n for n, _ in mix.values()) + 64))
+    sessions = str(sum(n for n, _ in mix.values()) + 64)
+    server = Server("--max-sessions", sessions, "--workers", str(args.workers))
     try:
-        pid = server.proc.pid
+        # the supervisor (idle but counted), then each worker
+        workers = server.request("GET", "/health")[1]["workers"]
+        pids = [server.proc.pid, *(w["pid"] for w in workers)]
         runner = uvloop.run if uvloop else asyncio.run
         floor = runner(refused_calls(server.port, 2000))
-        out = runner(load(server.port, pid, args, trajs))
+        out = runner(load(server.port, pids, args, trajs))
         health = server.request("GET", "/health")[1]
     finally:
         server.stop()
@@ -330,12 +357,15 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
     warm = [r for r in rss if r[0] >= args.warmup] or rss
     total = sum(n for n, _ in mix.values())
     report = Report(
-        f"session server: {total} sessions across {len(mix)} envs, {args.rate:,.0f} calls/s "
-        f"offered ({args.protocol} WebSocket)"
+        f"session server, {len(health['workers'])} worker process(es): {total} sessions across "
+        f"{len(mix)} envs, {args.rate:,.0f} calls/s offered ({args.protocol} WebSocket)"
     )
+    per_worker = ", ".join(str(w["created"]) for w in health["workers"])
+    restarts = sum(w["restarts"] for w in health["workers"])
     report.note(
         f"{seconds:.0f} s measured after {args.warmup:.0f} s warm-up; load average "
-        f"{out['load'][0]} -> {out['load'][1]}; {health['created']} sessions made"
+        f"{out['load'][0]} -> {out['load'][1]}; {health['created']} sessions made "
+        f"(by worker: {per_worker}); {restarts} worker restarts"
     )
     report.add("tool calls per second", round(calls / seconds), "/s")
     fl = (round(pct(floor, 0.5), 2), round(pct(floor, 0.99), 2))
@@ -350,8 +380,24 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
     cpu = out["server_cpu"] + out["client_cpu"]
     report.add("calls per CPU-second (server)", round(calls / max(out["server_cpu"], 1e-9)), "")
     report.add("calls per CPU-second (server + client)", round(calls / max(cpu, 1e-9)), "")
-    report.add("server RSS after warm-up", warm[0][1], "MB")
-    report.add("server RSS at end (max)", f"{rss[-1][1]} ({max(r[1] for r in warm)})", "MB")
+    workers = range(len(rss[0][1]))
+    first, last = warm[0][1], rss[-1][1]
+    report.add("server RSS after warm-up, per worker", " / ".join(f"{x}" for x in first), "MB")
+    report.add("server RSS at end, per worker", " / ".join(f"{x}" for x in last), "MB")
+    report.add(
+        "server RSS max after warm-up, per worker",
+        " / ".join(f"{max(r[1][k] for r in warm)}" for k in workers),
+        "MB",
+    )
+    end = rss[-1][0]
+    slopes = None
+    if end >= 400:  # a soak: growth per minute, minutes 2-5 against 5 to the end
+        slopes = [(slope(rss, 120, 300, k), slope(rss, 300, end, k)) for k in workers]
+        report.add(
+            "RSS growth per worker, min 2-5 | min 5-end",
+            " / ".join(f"{a:+.2f} | {b:+.2f}" for a, b in slopes),
+            "MB/min",
+        )
     report.show()
     show_envs(run, mix, seconds)
     if errors:
@@ -371,6 +417,8 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
             "load": out["load"],
             "open": out["open"],
             "rss": rss,
+            "rss_slopes_mb_per_min": slopes,
+            "workers": health["workers"],
             "per_env": {
                 env: {
                     "calls_per_s": s.calls / seconds,

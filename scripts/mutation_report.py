@@ -2,6 +2,7 @@
 
     python scripts/mutation_report.py run [--write FILE] [MUTANT ...]   run, then report
     python scripts/mutation_report.py [--json] [--write FILE]           report the last run
+    python scripts/mutation_report.py survivors [--write FILE]          every survivor's diff
 
 `run` times the mutmut run (wall clock, and CPU of every process it started, tests and
 sandboxed children included) and notes the load average before and after, in
@@ -11,14 +12,17 @@ mutant add up), so a figure from a busy machine says so.
 Mutants listed in docs/mutation/equivalent.txt (one name per line, a reason after `#`) are
 equivalent: no input that reaches that code can tell them apart from the original, so they are
 left out of the rate and shown apart. A mutant no test reached, or one not yet run, counts as
-a survivor.
+a survivor. docs/mutation/surviving.txt (same format) says why a survivor that is not
+equivalent is left alive; it still counts against the rate, and the report shows the reason.
 """
 
 from __future__ import annotations
 
 import contextlib
+import difflib
 import json
 import os
+import re
 import resource
 import subprocess
 import sys
@@ -28,11 +32,14 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent.txt"
+SURVIVING = ROOT / "docs" / "mutation" / "surviving.txt"  # survivors left alive, and why
 TIMES = ROOT / "mutants" / "run-times.json"
 RUNS = ROOT / "mutants" / "runs.jsonl"  # every timed run since `mutants/` was made
 LOG = ROOT / "mutants" / "mutmut-run.log"
 KILLED = {"killed", "timeout", "segfault"}
-WORKERS = 2
+# mutmut's children wait on sandboxed runs and process start-up: at 2 they kept the 2 cores
+# about 60% idle, at 4 they keep them busy (each mutant's CPU is capped by tests/conftest.py).
+WORKERS = 4
 
 
 def _mutmut() -> str:
@@ -62,6 +69,7 @@ def run(mutants: list[str]) -> int:
         "wall_s": round(wall, 1),
         "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),
         "workers": WORKERS,
+        "cores": os.cpu_count() or 1,
         "load_before": load_before,
         "load_after": _load(),
         "nice": os.nice(0),
@@ -105,11 +113,12 @@ def load_results() -> dict[str, str]:
     return results
 
 
-def load_equivalent() -> dict[str, str]:
-    if not EQUIVALENT.is_file():
+def load_equivalent(path: Path = EQUIVALENT) -> dict[str, str]:
+    """`NAME  # reason` lines (blank lines and lines starting with `#` are skipped)."""
+    if not path.is_file():
         return {}
     found = {}
-    for line in EQUIVALENT.read_text().splitlines():
+    for line in path.read_text().splitlines():
         name, _, reason = line.partition("#")
         if name.strip():
             found[name.strip()] = reason.strip()
@@ -133,6 +142,7 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
         if status in KILLED:
             counts["killed"] += 1
         else:
+            counts["not run" if status == "not checked" else "survived"] += 1
             survivors.append((name, status))
     total = sum(c["total"] for c in per_module.values())
     killed = sum(c["killed"] for c in per_module.values())
@@ -146,30 +156,39 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
         "per_module": {m: dict(c) for m, c in sorted(per_module.items())},
         "survivors": survivors,
         "stale_equivalent": sorted(set(equivalent) - set(results)),
+        "surviving": {n: r for n, r in load_equivalent(SURVIVING).items() if n in results},
         "times": json.loads(TIMES.read_text()) if TIMES.is_file() else None,
         "runs": [json.loads(x) for x in RUNS.read_text().splitlines()] if RUNS.is_file() else [],
     }
 
 
 def render(summary: dict[str, object]) -> str:
-    lines = [f"{'module':<46} {'killed':>7} {'total':>6} {'rate':>7} {'equiv':>6}"]
+    head = ("killed", "surv", "not run", "equiv", "rate")
+    lines = [f"{'module':<46}" + "".join(f" {h:>7}" for h in head)]
     per_module: dict[str, dict[str, int]] = summary["per_module"]  # type: ignore[assignment]
     for module, c in per_module.items():
         total, killed = c.get("total", 0), c.get("killed", 0)
         share = killed / total if total else 1.0
-        equiv = c.get("equivalent", 0)
-        lines.append(f"{module:<46} {killed:>7} {total:>6} {share:>7.1%} {equiv:>6}")
+        row = (killed, c.get("survived", 0), c.get("not run", 0), c.get("equivalent", 0))
+        lines.append(f"{module:<46}" + "".join(f" {n:>7}" for n in row) + f" {share:>7.1%}")
+    every = [sum(c.get(k, 0) for c in per_module.values()) for k in ("survived", "not run")]
+    row = (summary["killed"], *every, summary["equivalent"])
     lines.append(
-        f"{'all':<46} {summary['killed']:>7} {summary['total']:>6} "
-        f"{summary['kill_rate']:>7.1%} {summary['equivalent']:>6}"
+        f"{'all':<46}" + "".join(f" {n:>7}" for n in row) + f" {summary['kill_rate']:>7.1%}"
+    )
+    lines.append(
+        f"\nkill rate {summary['kill_rate']:.1%}: {summary['killed']} killed of "
+        f"{summary['total']} non-equivalent mutants (timeouts and segfaults count as killed)"
     )
     statuses = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())  # type: ignore[attr-defined]
     lines.append(f"\n{summary['mutants']} mutants: {statuses}")
     times = summary["times"]
     if times:
+        cores = times.get("cores", times["workers"])
         lines.append(
             f"last run: {times['wall_s']:.0f} s wall, {times['cpu_s']:.0f} s CPU "
-            f"({times['cpu_s'] / times['workers']:.0f} s wall on {times['workers']} idle cores), "
+            f"({times['cpu_s'] / cores:.0f} s wall on {cores} idle cores; "
+            f"{times['workers']} workers), "
             f"nice {times['nice']}, load average {times['load_before'][0]:.2f} before and "
             f"{times['load_after'][0]:.2f} after"
             + (f" ({times['mutants_named']} named mutants)" if times["mutants_named"] else "")
@@ -180,9 +199,10 @@ def render(summary: dict[str, object]) -> str:
         cpu = sum(r["cpu_s"] for r in runs)
         low = min(r["load_before"][0] for r in runs)
         high = max(r["load_after"][0] for r in runs)
+        cores = os.cpu_count() or 1
         lines.append(
             f"all {len(runs)} runs since mutants/ was made: {wall:.0f} s wall, {cpu:.0f} s CPU "
-            f"({cpu / WORKERS:.0f} s wall on {WORKERS} idle cores), load average "
+            f"({cpu / cores:.0f} s wall on {cores} idle cores), load average "
             f"{low:.2f}-{high:.2f}"
         )
     survivors: list[tuple[str, str]] = summary["survivors"]  # type: ignore[assignment]
@@ -192,8 +212,11 @@ def render(summary: dict[str, object]) -> str:
         lines.append(f"\n{sum(unrun.values())} mutants not run yet (they count as survivors):")
         lines.extend(f"  {module}: {n}" for module, n in sorted(unrun.items()))
     if judged:
+        why: dict[str, str] = summary.get("surviving", {})  # type: ignore[assignment]
         lines.append(f"\n{len(judged)} surviving mutants (see each with `mutmut show NAME`):")
-        lines.extend(f"  {name}  [{status}]" for name, status in judged)
+        for name, status in judged:
+            reason = why.get(name)
+            lines.append(f"  {name}  [{status}]" + (f"  # {reason}" if reason else ""))
     elif not unrun:
         lines.append("\nno surviving mutants outside docs/mutation/equivalent.txt")
     stale = summary["stale_equivalent"]
@@ -201,6 +224,65 @@ def render(summary: dict[str, object]) -> str:
         lines.append("\nlisted as equivalent but not in this run (stale entries):")
         lines.extend(f"  {name}" for name in stale)  # type: ignore[attr-defined]
     return "\n".join(lines)
+
+
+def changed_lines(name: str) -> list[str]:
+    """The lines a mutant changes, read from mutmut's copy in mutants/ (`-` old, `+` new)."""
+    module, _, function = name.partition(".x")
+    path = ROOT / "mutants" / "src" / (module.replace(".", "/") + ".py")
+    if not path.is_file():
+        return []
+    base = "x" + function.rsplit("__mutmut_", 1)[0]
+    bodies: dict[str, list[str]] = {}
+    current = None
+    for line in path.read_text().splitlines():
+        match = re.match(r"\s*def (x\S+?__mutmut_(?:orig|\d+))\(", line)
+        if match:
+            current = match.group(1)
+            bodies[current] = []
+        elif current is not None:
+            if line and not line[0].isspace() and not line.startswith(")"):
+                current = None
+            else:
+                bodies[current].append(line.strip())
+    old, new = bodies.get(base + "__mutmut_orig", []), bodies.get("x" + function, [])
+    diff = difflib.unified_diff(old, new, lineterm="", n=0)
+    return [d for d in diff if d[:1] in "+-" and d[:3] not in ("---", "+++") and d[1:].strip()]
+
+
+def survivors_markdown(summary: dict[str, object], equivalent: dict[str, str]) -> str:
+    """Every surviving and every equivalent mutant with its change and its reason."""
+    why: dict[str, str] = summary["surviving"]  # type: ignore[assignment]
+    stale = set(summary["stale_equivalent"])  # type: ignore[call-overload]
+    survivors: list[tuple[str, str]] = summary["survivors"]  # type: ignore[assignment]
+    rows = [(n, s, why.get(n, "**unexplained**")) for n, s in survivors if s != "not checked"]
+    rows += [(n, "equivalent", r) for n, r in equivalent.items() if n not in stale]
+    unrun = sum(1 for _, s in survivors if s == "not checked")
+    out = [
+        "# Surviving and equivalent mutants",
+        "",
+        "Generated by `python scripts/mutation_report.py survivors --write "
+        "docs/mutation/survivors.md` from the last run in `mutants/`. **survived** and **no "
+        "tests** count against the kill rate (the reason is from surviving.txt); "
+        "**equivalent** ones (equivalent.txt) are left out of it."
+        + (f" {unrun} mutants were not run yet (not listed)." if unrun else ""),
+    ]
+    by_module: dict[str, list[tuple[str, str, str]]] = defaultdict(list)
+    for row in rows:
+        by_module[module_of(row[0])].append(row)
+    for module in sorted(by_module):
+        out += [
+            "",
+            f"## `{module}`",
+            "",
+            "| mutant | change | verdict | why |",
+            "|---|---|---|---|",
+        ]
+        for name, status, reason in sorted(by_module[module]):
+            change = " / ".join(changed_lines(name))[:160].replace("|", "\\|").replace("`", "'")
+            short = name.split(".x", 1)[1] if ".x" in name else name
+            out.append(f"| `x{short}` | `{change}` | {status} | {reason} |")
+    return "\n".join(out) + "\n"
 
 
 def main(argv: list[str]) -> int:
@@ -215,6 +297,9 @@ def main(argv: list[str]) -> int:
         del args[i : i + 2]
     as_json = "--json" in args
     args = [a for a in args if a != "--json"]
+    survivors_only = args[:1] == ["survivors"]
+    if survivors_only:
+        args = args[1:]
     if args and args[0] == "run":
         code = run(args[1:])
         if code != 0:
@@ -229,6 +314,12 @@ def main(argv: list[str]) -> int:
     if not summary["mutants"]:
         print("no mutation results: run `make mutants` first", file=sys.stderr)
         return 2
+    if survivors_only:
+        text = survivors_markdown(summary, load_equivalent())
+        if write is not None:
+            write.write_text(text)
+        print(text)
+        return 0
     text = render(summary)
     if write is not None:
         write.write_text("```\n" + text + "\n```\n")

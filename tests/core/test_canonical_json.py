@@ -159,3 +159,33 @@ def test_canonical_prefix_does_not_encode_what_it_does_not_need() -> None:
     page = {"a": [{"id": i} for i in range(30)], "b": [Explodes()]}
     got = canonical_prefix(page, 20)  # "b" comes after the first 20 characters: never encoded
     assert len(got) >= 20 and canonical_json({"a": page["a"], "b": []}).startswith(got)
+
+
+# The module builds its encoders once, at import; building them again here is what lets a
+# change to how they are built (the C path or the standard one) show.
+@pytest.mark.parametrize("c_path", [True, False], ids=["C-encoder", "json.dumps-fallback"])
+def test_an_encoder_built_either_way_writes_what_json_dumps_writes(
+    c_path: bool, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datagauntlet.core import action_log
+
+    if not c_path:
+        monkeypatch.setattr(action_log, "c_make_encoder", None)
+    loose = action_log._encoder(str, True)
+    strict = action_log._encoder(json.JSONEncoder().default, False)
+    for value in [*VALUES, float("nan"), {"x": Opaque()}]:
+        assert loose(value) == _dumps(value, strict=False), value
+    for value in VALUES:
+        assert strict(value) == _dumps(value, strict=True), value
+    for value in (float("nan"), [float("inf")]):
+        with pytest.raises(ValueError):
+            strict(value)
+    loop: list[Any] = []
+    loop.append(loop)
+    with pytest.raises(ValueError):
+        loose(loop)
+    with pytest.raises(TypeError):  # a key JSON cannot have is refused, not skipped
+        loose({(1, 2): "x"})
+    shared = [1]
+    assert loose([shared, shared]) == "[[1],[1]]"  # a fresh marker dict each call
+    assert loose([shared]) == "[[1]]"

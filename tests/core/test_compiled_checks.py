@@ -153,3 +153,44 @@ def test_a_tool_with_its_compiled_check_still_pickles_and_copies() -> None:
     for clone in (pickle.loads(pickle.dumps(tool)), copy.deepcopy(tool), copy.copy(tool)):
         assert clone == tool
         assert clone.accepts({"n": 3}) and not clone.accepts({"n": 4})
+
+
+# The shapes it knows, the compiler checks without the interpreter (one generated function
+# per schema); only the shapes it does not know are handed to the interpreter.
+HANDED_OVER = [
+    {"type": ("string",)},
+    {"enum": ("a",)},
+    {"type": []},
+    {"type": "date"},
+    {"type": ["string", 5]},
+    {"maxLength": "3"},
+    {"minimum": True},
+    {"properties": [("a", {})]},
+    {"type": "object", "required": "a"},
+    "not a schema",
+]
+
+
+def test_only_shapes_the_compiler_does_not_know_reach_the_interpreter(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datagauntlet.core import tools
+
+    calls = []
+
+    def interpreter(value: Any, schema: Any, path: str) -> str | None:
+        calls.append(schema)
+        return None
+
+    monkeypatch.setattr(tools, "check_value", interpreter)
+    monkeypatch.setattr(tools, "check_object", interpreter)
+    known = [s for s in SYNTHETIC if s not in SYNTHETIC[-3:]] + _all_tool_schemas()
+    for schema in known:
+        for value in AWKWARD:
+            tools.compile_check(schema)(value)
+        tools.compile_check(schema, top=True)({})
+    assert calls == []
+    for schema in HANDED_OVER:
+        calls.clear()
+        assert tools.compile_check(schema)(1) is True  # what the interpreter said
+        assert calls == [schema], schema

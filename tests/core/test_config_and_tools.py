@@ -77,3 +77,55 @@ def test_config_from_command_line_text() -> None:
     assert (cfg.profile, cfg.num_records, cfg.http_timeout_seconds) == ("hostile", 200, 0.5)
     with pytest.raises(ValueError, match="must be int"):
         cls.from_strings({"num_records": "many"})
+
+
+# Refusal wording, type by type and path by path (the full mutation run found it untested).
+_NESTED = Tool(
+    "t",
+    "",
+    {
+        "type": "object",
+        "properties": {
+            "a": {"type": ["integer", "null"]},
+            "mode": {"enum": ["x", "y"]},
+            "inner": {
+                "type": "object",
+                "properties": {"k": {"type": "string"}},
+                "required": ["k"],
+                "additionalProperties": False,
+            },
+        },
+        "required": ["a"],
+        "additionalProperties": False,
+    },
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        ([1, 2], "arguments to t must be a JSON object, got array"),
+        (None, "arguments to t must be a JSON object, got null"),
+        ("x", "arguments to t must be a JSON object, got string"),
+        ({}, "missing required argument 'a'"),
+        ({"a": "s"}, "a must be integer or null, got string"),
+        ({"a": 1.5}, "a must be integer or null, got number"),
+        ({"a": True}, "a must be integer or null, got boolean"),
+        ({"a": {}}, "a must be integer or null, got object"),
+        ({"a": [3]}, "a must be integer or null, got array"),
+        ({"a": (3,)}, "a must be integer or null, got tuple"),
+        ({"a": 1, "mode": "z"}, "mode must be one of 'x', 'y'"),
+        ({"a": 1, "inner": {}}, "missing required argument 'inner.k'"),
+        ({"a": 1, "inner": {"k": 5}}, "inner.k must be string, got integer"),
+        (
+            {"a": 1, "inner": {"k": "v", "zz": 1}},
+            "unexpected argument 'inner.zz'; allowed: ['k']",
+        ),
+        ({"a": None, "b": 2}, "unexpected argument 'b'; allowed: ['a', 'inner', 'mode']"),
+    ],
+)
+def test_a_refusal_names_the_argument_its_type_and_what_was_sent(
+    args: object, message: str
+) -> None:
+    assert check_arguments(_NESTED, args) == message
+    assert check_arguments(_NESTED, {"a": None, "mode": "y", "inner": {"k": "v"}}) is None

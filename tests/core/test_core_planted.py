@@ -526,3 +526,19 @@ def test_bound_newest_replaces_only_the_newest_entrys_oversized_arguments() -> N
     assert small.args == {"x": 1}
     log.close_entry(small, False, "refused")
     assert log.chain_intact()
+
+
+def test_a_refused_call_logs_its_answer_and_a_long_tool_name_cut_to_the_bound() -> None:
+    from datagauntlet.core.episode import TOOL_NAME_CHARS, summarize
+
+    ep = _episode()
+    result = ep.call("say", '{"n": 7')
+    assert ep.log.entries[-1].summary == summarize(result)
+    for length in (TOOL_NAME_CHARS - 1, TOOL_NAME_CHARS, TOOL_NAME_CHARS + 1):
+        ep.call("n" * length, {})
+        logged = ep.log.entries[-1].tool
+        if length <= TOOL_NAME_CHARS:
+            assert logged == "n" * length
+        else:
+            assert logged == "n" * (TOOL_NAME_CHARS - 3) + "..." and len(logged) == TOOL_NAME_CHARS
+    assert ep.log.chain_intact()

@@ -7,7 +7,17 @@ import sys
 
 import pytest
 
-from datagauntlet.core.seeding import Keyed, hash64, task_seed
+from datagauntlet.core.seeding import (
+    HashPrefix,
+    Keyed,
+    feed_bytes,
+    hash64,
+    hash64_fed,
+    hash64_int_fed,
+    hash64_ints_fed,
+    index_feeds,
+    task_seed,
+)
 
 
 def test_draws_are_pure_functions_of_seed_label_index() -> None:
@@ -106,3 +116,51 @@ def test_keyed_draws_of_every_kind_of_index_equal_the_module_hash() -> None:
     for index in (0, 9, 10, -1, 10**29, 10**30, -(10**30), 10**40, True, False, "7", "", 2.5):
         assert k._hash("label", index) == hash64(123, "label", index), index
         assert k.chance("label", index, 0.5) == (hash64(123, "label", index) / 2**64 < 0.5)
+
+
+# The batch helpers generators use per cell must give the very digests of hash64 / token.
+_PARTS = ((), ("a",), ("ab", "c"), ("a", "bc"), (7, "é", 2.5), ("x" * 300, "", 10**40))
+
+
+def test_fed_bytes_hash_to_the_module_hash() -> None:
+    for parts in _PARTS:
+        assert hash64_fed(feed_bytes(*parts)) == hash64(*parts), parts
+    assert feed_bytes("ab", "c") != feed_bytes("a", "bc")  # each part is length-prefixed
+
+
+def test_an_int_first_part_hashes_as_hash64_does() -> None:
+    for first in (0, 7, 10, 12345, 10**20):
+        for parts in _PARTS:
+            fed = feed_bytes(*parts)
+            assert hash64_int_fed(first, fed) == hash64(first, *parts), (first, parts)
+        assert hash64_ints_fed([first, first + 1, 3], fed) == [
+            hash64(first, *parts),
+            hash64(first + 1, *parts),
+            hash64(3, *parts),
+        ]
+
+
+def test_a_hash_prefix_continues_to_the_module_hash() -> None:
+    prefix = HashPrefix(99, "cells")
+    for parts in _PARTS:
+        assert prefix.at(*parts) == hash64(99, "cells", *parts), parts
+    assert prefix.at(1) == prefix.at(1)  # the shared prefix is not consumed by a draw
+    assert prefix.at_feeds(index_feeds(12)) == [hash64(99, "cells", i) for i in range(12)]
+
+
+def test_batched_tokens_and_draws_equal_one_at_a_time() -> None:
+    k = Keyed(41)
+    assert k.tokens("record-id", 13, 10) == [k.token("record-id", i, 10) for i in range(13)]
+    assert k.tokens("record-id", 3) != k.tokens("cursor", 3)  # the label keys the tokens
+    assert k.draws("records", 12) == [k._hash("records", i) for i in range(12)]
+    assert k.draws("records", 2) != k.draws("other", 2)
+
+
+def test_a_stream_sample_is_the_keyed_sample_of_its_label_and_position() -> None:
+    k = Keyed(5)
+    s = k.stream("pick")
+    items = list(range(30))
+    first = s.sample(items, 4)
+    assert first == k.sample("pick#0", items, 4) and len(set(first)) == 4
+    assert s.sample(items, 4) == k.sample("pick#1", items, 4)  # the next position
+    assert s.unit() == k.unit("pick", 2)

@@ -177,3 +177,61 @@ def test_a_script_that_tries_to_leave_the_sandbox_scores_nothing(escape: str) ->
         assert s.reward == 0.0
         assert s.metrics["failure_code"] in ("sandbox_violation", "script_error")
         assert s.metrics["validity"] == 0
+
+
+# --- run_graded itself: the walls it demands and the outcomes it reuses (full mutation run) -
+def _graded_inputs():  # type: ignore[no-untyped-def]
+    from datagauntlet.kits.sandbox import GRADED
+
+    with open_episode() as ep:
+        return ep.inputs, ep._truth_of(ep.world), GRADED.with_(timeout_s=20.0, cpu_s=10)
+
+
+def test_the_graded_run_demands_its_walls_and_runs_under_the_given_limits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import inspect as pyinspect
+
+    from datagauntlet.envs.event_recon import remediation
+    from datagauntlet.kits.sandbox import WALLS, run_script
+
+    inputs, truth, limits = _graded_inputs()
+    calls = []
+
+    def watched(*args, **kwargs):  # type: ignore[no-untyped-def]
+        bound = pyinspect.signature(run_script).bind(*args, **kwargs)
+        bound.apply_defaults()
+        calls.append(bound.arguments)
+        return run_script(*args, **kwargs)
+
+    monkeypatch.setattr(remediation, "run_script", watched)
+    tight = limits.with_(timeout_s=1.0)
+    out = remediation.run_graded(inputs, {"s.py": b"import time\ntime.sleep(30)\n"}, "s.py",
+                                 truth, tight, reuse=False)  # fmt: skip
+    assert out.status == "timeout"  # the given 1 s, not the default limits
+    [call] = calls
+    assert call["limits"] == tight
+    assert tuple(call["walls"]) == WALLS
+    assert tuple(call["require"]) == remediation.REQUIRED_WALLS == ("process", "rlimits", "audit")
+
+
+def test_outcomes_are_reused_by_default_newest_kept_oldest_dropped(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from datagauntlet.envs.event_recon import remediation
+
+    inputs, truth, limits = _graded_inputs()
+    monkeypatch.setattr(remediation, "_OUTCOMES", type(remediation._OUTCOMES)())
+    monkeypatch.setattr(remediation, "OUTCOME_CACHE", 2)
+
+    def run(n: int, walls=limits):  # type: ignore[no-untyped-def]
+        return remediation.run_graded(inputs, {"s.py": f"# {n}\n".encode()}, "s.py", truth, walls)
+
+    a, b = run(1), run(2)
+    assert run(1) is a and run(2) is b  # reused by default; the cache holds its bound
+    slower = limits.with_(timeout_s=19.0)
+    b19 = run(2, slower)
+    assert b19 is not b  # other limits: another run (the bound passed: `a` went)
+    c = run(3)  # the least recently used (`b`) goes
+    assert run(3) is c and run(2, slower) is b19
+    assert run(2) is not b and run(1) is not a  # dropped ones run again

@@ -427,3 +427,91 @@ def test_a_regression_is_valid_and_keeps_the_report_credit() -> None:
     assert s.reward == pytest.approx(
         WEIGHTS["defect_identification"] + WEIGHTS["evidence_grounding"]
     )
+
+
+# --- the graded run's reading, rule by rule (survivors of the full mutation run) -------------
+def _run(exit_code: int = 0, timed_out: bool = False, events: tuple[str, ...] = ()):  # type: ignore[no-untyped-def]
+    from datagauntlet.kits.sandbox import WALLS, SandboxResult
+    from datagauntlet.kits.sandbox.result import Violation
+
+    violations = tuple(Violation("audit" if e == "open" else "rlimits", e, "x") for e in events)
+    return SandboxResult(exit_code, "", "", 0.1, 0.1, violations, WALLS, timed_out=timed_out)
+
+
+@pytest.mark.parametrize(
+    ("run", "status"),
+    [
+        ({}, "ok"),
+        ({"exit_code": 1}, "error"),
+        ({"exit_code": -9}, "error"),
+        ({"timed_out": True}, "timeout"),
+        ({"exit_code": -24, "events": ("cpu",)}, "timeout"),
+        ({"exit_code": -9, "events": ("timeout",)}, "timeout"),
+        ({"exit_code": 1, "events": ("open",)}, "violation"),
+        ({"events": ("open", "cpu")}, "timeout"),
+    ],
+)
+def test_the_graded_run_status_names_why_it_ended(run: dict, status: str) -> None:  # type: ignore[type-arg]
+    from datagauntlet.envs.event_recon.remediation import _status
+
+    assert _status(_run(**run)) == status
+
+
+def test_the_outcome_counts_the_script_lines_whatever_its_last_line_ends_with(
+    tmp_path: Path,
+) -> None:
+    from datagauntlet.envs.event_recon.remediation import inspect
+
+    pristine = _ledger_db(tmp_path / "pristine.sqlite")
+    graded = Truth(**{**truth().__dict__, "project": _project})
+    for script, lines in ((b"", 0), (b"a\n", 1), (b"a\nb", 2), (b"a\nb\n", 2), (b"\n\n", 2)):
+        out = inspect(pristine, pristine, graded, _run(), script)
+        assert (out.script_lines, out.script_bytes) == (lines, len(script)), script
+
+
+def test_a_database_left_as_it_was_is_not_a_change(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "SELECT 1")
+    assert not out.db_changed and not out.payouts_changed
+    assert out.changed_partners == frozenset() and out.status == "ok"
+
+
+def test_a_payout_edited_in_place_is_a_payouts_change(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "UPDATE payouts SET amount = 1 WHERE partner_id = 'p1'")
+    assert out.payouts_changed and out.db_changed and out.changed_partners == frozenset()
+
+
+def test_a_partner_whose_rows_are_all_deleted_or_all_new_is_changed(tmp_path: Path) -> None:
+    gone = _inspect(tmp_path, "DELETE FROM ledger_entries WHERE partner_id = 'p3'")
+    assert gone.changed_partners == frozenset({"p3"})
+    (tmp_path / "new").mkdir()
+    new = _inspect(tmp_path / "new", "INSERT INTO ledger_entries VALUES ('p4', '2026-03', 1, '')")
+    assert new.changed_partners == frozenset({"p4"})
+
+
+def _left_behind(tmp_path: Path, make: str) -> Outcome:
+    import os
+
+    from datagauntlet.envs.event_recon.remediation import inspect
+
+    pristine = _ledger_db(tmp_path / "pristine.sqlite")
+    after = tmp_path / "db.sqlite"
+    if make == "symlink to a good copy":
+        os.symlink(_ledger_db(tmp_path / "copy.sqlite"), after)
+    graded = Truth(**{**truth().__dict__, "project": _project})
+    return inspect(pristine, after, graded, _run(exit_code=1), b"x")
+
+
+@pytest.mark.parametrize("make", ["missing", "symlink to a good copy"])
+def test_a_database_missing_or_swapped_for_a_link_is_unreadable_by_name(
+    tmp_path: Path, make: str
+) -> None:
+    out = _left_behind(tmp_path, make)
+    assert out.detail == {"unreadable": "db.sqlite is missing or is not a plain file"}
+    assert out.projection is None and out.status == "error"
+    # unreadable: every partner counts as changed, and so do the payouts and the database
+    assert out.changed_partners == frozenset(P) and out.payouts_changed and out.db_changed
+
+
+def test_a_dropped_payouts_table_is_unreadable_by_name(tmp_path: Path) -> None:
+    out = _inspect(tmp_path, "DROP TABLE payouts")
+    assert out.detail == {"unreadable": "table payouts is gone"} and out.status == "ok"

@@ -1,4 +1,4 @@
-"""`datagauntlet server`: one process serving many episodes of every env."""
+"""`datagauntlet server`: many episodes of every env at once, on one or several processes."""
 
 from __future__ import annotations
 
@@ -33,16 +33,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="HOST",
         help="also accept this Host header (default: loopback names only)",
     )
+    parser.add_argument(
+        "--workers",
+        type=int,
+        default=None,
+        metavar="N",
+        help="server processes behind the one address, each holding its own sessions "
+        "(default: one per core, at most 8; 1 serves in this process)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from datagauntlet.frontdoors.server.run import serve
     from datagauntlet.frontdoors.server.sessions import Limits
+    from datagauntlet.frontdoors.server.workers import MAX_WORKERS, default_workers
 
+    workers = default_workers() if args.workers is None else args.workers
+    if not 1 <= workers <= MAX_WORKERS:
+        raise ValueError(f"--workers must be 1-{MAX_WORKERS}, got {workers}")
     if args.max_sessions < 1:
         raise ValueError("--max-sessions must be >= 1")
     if args.idle_seconds <= 0:
         raise ValueError("--idle-seconds must be > 0")
     limits = Limits(max_sessions=args.max_sessions, idle_seconds=args.idle_seconds)
-    serve(args.host, args.port, limits, args.allow_host)
-    return 0
+    return serve(args.host, args.port, limits, args.allow_host, workers=workers)

@@ -147,3 +147,54 @@ def test_run_python_refuses_when_required_walls_cannot_rise(workspace: Path) -> 
     ts = PythonToolset(workspace, require=WALLS)
     with pytest.raises(ToolError):
         ts.run_python("pass")
+
+
+def test_run_python_is_described_with_its_limits_and_bounds_its_code() -> None:
+    from datagauntlet.kits.sandbox.toolset import MAX_CODE_CHARS
+
+    ts = PythonToolset("/nonexistent", Limits(timeout_s=7.5, memory_mb=300))
+    (bound,) = [b for b in ts.tools() if b.tool.name == "run_python"]
+    assert bound.tool.description == (
+        "Run Python 3.11 code (standard library only, no network, no subprocesses) in a fresh "
+        "copy of the workspace: it can read the workspace files and write scratch files, but "
+        "writes are discarded after the call. Limits: 7.5 s, 300 MB. "
+        "Returns exit_code, stdout, stderr, timed_out, truncated and violations."
+    )
+    code = bound.tool.parameters["properties"]["code"]
+    assert code == {
+        "type": "string",
+        "maxLength": MAX_CODE_CHARS,
+        "description": "the Python source to run, as a script",
+    }
+    accepts = bound.tool.accepts
+    assert accepts({"code": "x" * MAX_CODE_CHARS})  # True: the arguments are acceptable
+    assert not accepts({"code": "x" * (MAX_CODE_CHARS + 1)})
+    assert not accepts({"code": 5})
+
+
+def test_a_fresh_workspace_copies_folders_files_and_links_as_links(tmp_path: Path) -> None:
+    from datagauntlet.kits.sandbox import fresh_workspace
+
+    src = tmp_path / "src"
+    (src / "a" / "b").mkdir(parents=True)
+    (src / "a" / "b" / "deep.txt").write_text("deep")
+    (src / "top.txt").write_text("top")
+    elsewhere = tmp_path / "elsewhere.txt"
+    elsewhere.write_text("outside")
+    os.link(elsewhere, src / "hard.txt")  # a hard link becomes a file of its own
+    (src / "in.lnk").symlink_to("a/b/deep.txt")
+    (src / "out.lnk").symlink_to(elsewhere)
+    (src / "dir.lnk").symlink_to("a")
+    os.mkfifo(src / "pipe")
+    with fresh_workspace(src) as ws:
+        assert (ws / "a" / "b" / "deep.txt").read_text() == "deep"
+        assert (ws / "top.txt").read_text() == "top"
+        assert not (ws / "hard.txt").is_symlink() and (ws / "hard.txt").read_text() == "outside"
+        assert os.stat(ws / "hard.txt").st_ino != os.stat(elsewhere).st_ino
+        for name, target in (("in.lnk", "a/b/deep.txt"), ("out.lnk", str(elsewhere)),
+                             ("dir.lnk", "a")):  # fmt: skip
+            assert (ws / name).is_symlink() and os.readlink(ws / name) == target
+        assert not (ws / "pipe").exists()
+        assert sorted(p.name for p in ws.iterdir()) == [
+            "a", "dir.lnk", "hard.txt", "in.lnk", "out.lnk", "top.txt"
+        ]  # fmt: skip

@@ -239,3 +239,8 @@ def test_a_refusal_names_each_missing_wall_with_its_reason() -> None:
         "sandbox refused to run: required walls are down (seccomp: no filter; netns: no userns)"
     )
     assert err.missing == {"seccomp": "no filter", "netns": "no userns"}
+
+
+def test_times_are_reported_to_four_decimals() -> None:
+    res = SandboxResult(0, "", "", 1.234567, 0.123456, (), WALLS)
+    assert (res.to_dict()["wall_s"], res.to_dict()["cpu_s"]) == (1.2346, 0.1235)

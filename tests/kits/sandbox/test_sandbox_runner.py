@@ -19,6 +19,7 @@ from datagauntlet.kits.sandbox import (
     GRADED,
     WALLS,
     Limits,
+    Violation,
     WallsUnavailable,
     fresh_workspace,
     run_script,
@@ -120,7 +121,7 @@ def test_timeout_kills_the_whole_group_and_setsid_escapees() -> None:
         took = time.monotonic() - start
         pids = [int((ws / f"pid{i}").read_text()) for i in (0, 1)]
     assert res.timed_out and res.exit_code == -9
-    assert any(v.event == "timeout" for v in res.violations)
+    assert Violation("supervisor", "timeout", "killed after 1.5 s") in res.violations
     assert took < 6
     for pid in pids:
         assert not Path(f"/proc/{pid}").exists() or "Z" in Path(f"/proc/{pid}/stat").read_text()
@@ -135,10 +136,18 @@ def test_output_is_capped_and_a_flood_is_killed() -> None:
             ws,
             QUICK.with_(output_bytes=1000, flood_bytes=1 << 20),
         )
+        on_stderr = run_script(
+            "import sys\nwhile True: sys.stderr.write('z' * 65536)",
+            ws,
+            QUICK.with_(output_bytes=1000, flood_bytes=1 << 20),
+        )
     assert res.exit_code == 0 and res.truncated and res.stdout == "x" * 1000
     assert not res.violations  # a long print is not a violation; only the cap applies
     assert flood.truncated and not flood.ok
-    assert [v.event for v in flood.violations] == ["output flood"]
+    killed = "killed past 1,048,576 bytes on"
+    assert flood.violations == (Violation("supervisor", "output flood", f"{killed} stdout"),)
+    assert on_stderr.stderr == "z" * 1000 and on_stderr.truncated
+    assert on_stderr.violations == (Violation("supervisor", "output flood", f"{killed} stderr"),)
 
 
 @root_only
@@ -178,10 +187,25 @@ def test_required_walls_down_refuse_the_run() -> None:
 
 
 def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
-    with pytest.raises(ValueError, match="unknown sandbox wall"):
-        run_script("pass", tmp_path, walls=("process", "moat"))
-    with pytest.raises(ValueError, match="not requested"):
+    known = ", ".join(WALLS)
+    with pytest.raises(ValueError) as caught:
+        run_script("pass", tmp_path, walls=("process", "moat", "ditch"))
+    assert str(caught.value) == f"unknown sandbox wall(s) in walls: moat, ditch; known: {known}"
+    with pytest.raises(ValueError) as caught:
+        run_script("pass", tmp_path, require=("moat",))
+    assert str(caught.value) == f"unknown sandbox wall(s) in require: moat; known: {known}"
+    with pytest.raises(ValueError, match=r"^required walls not requested: seccomp$"):
         run_script("pass", tmp_path, walls=("process",), require=("seccomp",))
+    with pytest.raises(ValueError, match=r"^sandbox code must be text or a path, got int$"):
+        run_script(5, tmp_path)  # type: ignore[arg-type]
+    with pytest.raises(ValueError) as caught:
+        run_script(tmp_path / "nope.py", tmp_path)
+    missing = tmp_path / "nope.py"
+    assert str(caught.value) == f"cannot read script {missing}: No such file or directory"
+    with pytest.raises(ValueError) as caught:
+        Limits(output_bytes=100, flood_bytes=99)
+    assert str(caught.value) == "sandbox limit flood_bytes must be at least output_bytes"
+    assert Limits(output_bytes=100, flood_bytes=100).flood_bytes == 100
     with pytest.raises(ValueError, match="not a directory"):
         run_script("pass", tmp_path / "missing")
     with pytest.raises(ValueError, match="must be positive"):
@@ -271,3 +295,125 @@ def test_runtime_is_a_root_owned_readonly_stdlib_without_site_packages() -> None
         st = path.stat()
         assert st.st_uid == 0 and not st.st_mode & 0o022, path
     assert rt.scratch.stat().st_mode & 0o777 == 0o711
+
+
+def test_a_process_gone_between_the_scan_and_the_kill_does_not_stop_the_sweep(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The race: /proc listed a process of the run's uid that exits before its SIGKILL. A pid
+    # past pid_max is one the kernel answers ESRCH for, as for that exited process.
+    from datagauntlet.kits.sandbox import runner
+
+    gone = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
+    scans = iter([[gone], [gone], []])
+    monkeypatch.setattr(runner, "_pids_of", lambda uid: next(scans))
+    runner._kill_uid(123_456)  # returns once a scan finds nothing left
+    assert next(scans, "done") == "done"
+
+
+@root_only
+def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    import datagauntlet
+
+    code = (
+        "import os, sys, json\n"
+        "keys = ('HOME', 'TMPDIR', 'SQLITE_TMPDIR', 'TZ', 'LANG', 'PATH', 'PYTHONPATH')\n"
+        "open('sub/made.txt', 'w').write('x')  # a folder of the workspace is the run's\n"
+        "sys.stdout.write(json.dumps({'env': {k: os.environ.get(k) for k in keys},\n"
+        "    'utf8': sys.flags.utf8_mode, 'no_site': sys.flags.no_site,\n"
+        "    'no_bytecode': sys.dont_write_bytecode, 'cwd': os.getcwd(), 'file': __file__}))\n"
+        "sys.stdout.flush(); sys.stdout.buffer.write(b'\\xff')\n"
+    )
+    root = str(Path(datagauntlet.__file__).resolve().parents[1])
+    monkeypatch.setenv("PYTHONPATH", f"/tmp/a{os.pathsep}{root}{os.pathsep}")
+    runs = {}
+    with fresh_workspace() as ws:
+        (ws / "sub").mkdir()
+        (ws / "inside.py").write_text(code)
+        outside = tmp_path / "outside.py"
+        outside.write_text(code)
+        runs["text"] = run_script(code, ws, QUICK)
+        runs["named"] = run_script(code, ws, QUICK, filename="given.py")
+        runs["inside"] = run_script(ws / "inside.py", ws, QUICK)
+        runs["outside"] = run_script(outside, ws, QUICK)
+        runs["no-process-wall"] = run_script(code, ws, QUICK, walls=("rlimits",))
+        real = os.path.realpath(ws)
+    for run in runs.values():
+        assert run.exit_code == 0 and run.stdout.endswith("\ufffd"), run
+    seen = {k: json.loads(r.stdout[:-1]) for k, r in runs.items()}
+    for name in ("text", "named", "inside", "outside"):
+        what = seen[name]
+        assert what["env"] == {
+            "HOME": real,
+            "TMPDIR": real,
+            "SQLITE_TMPDIR": real,
+            "TZ": "UTC",
+            "LANG": "C.UTF-8",
+            "PATH": "/nonexistent",
+            "PYTHONPATH": None,
+        }
+        assert (what["utf8"], what["no_site"], what["no_bytecode"]) == (1, 1, True)
+        assert what["cwd"] == real
+    bare = seen["no-process-wall"]  # this process's environment, the package first on the path
+    assert bare["env"]["PYTHONPATH"] == os.pathsep.join([root, "/tmp/a"])
+    assert (bare["utf8"], bare["no_site"], bare["no_bytecode"]) == (1, 0, True)
+    assert {k: seen[k]["file"] for k in ("text", "named", "inside", "outside")} == {
+        "text": "<script>", "named": "given.py", "inside": "inside.py", "outside": "<outside.py>"
+    }  # fmt: skip
+
+
+def test_a_child_s_cpu_limit_is_whole_seconds_and_at_least_one() -> None:
+    assert Limits(cpu_s=1).for_child()["cpu_s"] == 1
+    assert Limits(cpu_s=0.2).for_child()["cpu_s"] == 1  # type: ignore[arg-type]
+    assert Limits(cpu_s=2.5).for_child()["cpu_s"] == 3  # type: ignore[arg-type]
+
+
+@root_only
+def test_code_text_with_a_lone_surrogate_is_passed_on_not_refused() -> None:
+    with fresh_workspace() as ws:
+        res = run_script("print('ok')  # \udcff\n", ws, QUICK)  # a lone surrogate
+    assert res.exit_code == 0 and res.stdout == "ok\n"
+
+
+@root_only
+def test_output_of_exactly_the_flood_bound_is_not_a_flood() -> None:
+    bound = QUICK.with_(output_bytes=1000, flood_bytes=1 << 20)
+    with fresh_workspace() as ws:
+        res = run_script("import sys\nsys.stdout.write('y' * (1 << 20))", ws, bound)
+    assert res.exit_code == 0 and res.truncated and not res.violations
+
+
+@root_only
+def test_the_uid_sweep_finds_exactly_the_live_processes_of_that_uid() -> None:
+    import signal
+
+    from datagauntlet.kits.sandbox.runner import _pids_of
+
+    uid = 0x10000 + int.from_bytes(os.urandom(3), "big")  # as a run's uid: unused
+    alive = os.fork()
+    if alive == 0:  # pragma: no cover - the child
+        os.setuid(uid)
+        time.sleep(30)
+        os._exit(0)
+    dead = os.fork()
+    if dead == 0:  # pragma: no cover - the child, left a zombie until reaped
+        os.setuid(uid)
+        os._exit(0)
+    try:
+        deadline = time.monotonic() + 5
+        while time.monotonic() < deadline:
+            found = _pids_of(uid)
+            state = Path(f"/proc/{dead}/stat").read_text().split()[2]
+            if found == [alive] and state == "Z":
+                break
+            time.sleep(0.02)
+        assert found == [alive]  # not the zombie, not this process, nothing of another uid
+    finally:
+        os.kill(alive, signal.SIGKILL)
+        os.waitpid(alive, 0)
+        os.waitpid(dead, 0)
+    assert _pids_of(uid) == []

@@ -148,3 +148,164 @@ def test_invalid_bytes_page_through_even_under_a_small_cap(tmp_path: Path) -> No
     assert ws.read_file("a")["bytes"] == 2
     page = ws.read_file("b")  # continuation bytes only: nothing to step back to
     assert page["bytes"] == 3 and page["next_offset"] == 3
+
+
+# --- rules the full mutation run found untested (docs/mutation/survivors.md) ---------------
+def test_a_protected_folder_ending_in_a_slash_protects_everything_under_it(
+    tmp_path: Path,
+) -> None:
+    ws = WorkspaceToolset(tmp_path / "w", files={"input/a.csv": "x"}, protected=(".//input//",))
+    ws.open()
+    assert ws.protected == ("input/",)
+    for path in ("input/a.csv", "input/new.csv", "input/deep/new.csv"):
+        with pytest.raises(ToolError, match="is an input file and is read-only"):
+            ws.write_file(path, "y")
+    for path in ("inputs.csv", "input2/a.csv", "out/input/a.csv"):
+        assert ws.write_file(path, "y")["status"] == "written"
+    listed = {f["path"]: f["read_only"] for f in ws.list_files()["files"]}
+    assert listed == {"input/a.csv": True, "inputs.csv": False, "input2/a.csv": False,
+                      "out/input/a.csv": False}  # fmt: skip
+    exact = WorkspaceToolset(tmp_path / "e", files={"a.txt": "x"})  # the files, exactly
+    exact.open()
+    assert exact.protected == ("a.txt",)
+    assert exact.write_file("a.txt2", "y")["status"] == "written"
+    with pytest.raises(ToolError, match="read-only"):
+        exact.write_file("./a.txt", "y")
+
+
+LIMITS = ["max_read_bytes", "max_write_bytes", "max_total_bytes", "max_files"]
+
+
+@pytest.mark.parametrize("limit", LIMITS)
+def test_every_limit_must_be_at_least_one(tmp_path: Path, limit: str) -> None:
+    with pytest.raises(ValueError, match=r"^workspace limits must be >= 1$"):
+        WorkspaceToolset(tmp_path, **{limit: 0})  # type: ignore[arg-type]
+    assert getattr(WorkspaceToolset(tmp_path, **{limit: 1}), limit) == 1  # type: ignore[arg-type]
+
+
+def test_the_default_limits_are_the_documented_ones(tmp_path: Path) -> None:
+    ws = WorkspaceToolset(tmp_path / "w")
+    ws.open()
+    assert ws.write_file("big.txt", "a" * 256_000)["bytes"] == 256_000
+    with pytest.raises(ToolError, match="at most 256,000"):
+        ws.write_file("big2.txt", "a" * 256_001)
+    assert ws.read_file("big.txt")["bytes"] == 64_000
+    for i in range(30):  # 31 files of 256,000 bytes = 7,936,000; 64,000 more would pass 8 MB
+        ws.write_file(f"f{i}.txt", "a" * 256_000)
+    ws.write_file("fill.txt", "a" * 64_000)
+    with pytest.raises(ToolError, match="at most 8,000,000"):
+        ws.write_file("one.txt", "a")
+    few = WorkspaceToolset(tmp_path / "n")
+    few.open()
+    for i in range(500):
+        few.write_file(f"{i}", "")
+    with pytest.raises(ToolError, match="already holds 500 files; at most 500"):
+        few.write_file("501", "")
+
+
+def test_a_given_root_is_made_with_its_parents_and_kept_after_close(tmp_path: Path) -> None:
+    root = tmp_path / "a" / "b" / "ws"
+    ws = WorkspaceToolset(root, files={"f.txt": "x"})
+    ws.open()
+    ws.close()
+    assert (root / "f.txt").read_text() == "x"
+    with pytest.raises(ToolError, match=r"^the workspace is closed$"):
+        ws.read_file("f.txt")
+
+
+def test_closing_a_workspace_whose_folder_is_already_gone_is_quiet() -> None:
+    import shutil
+
+    ws = WorkspaceToolset(files={"f.txt": "x"})
+    ws.open()
+    shutil.rmtree(ws.root or "")
+    ws.close()
+    ws.close()
+
+
+def test_folders_and_files_are_made_with_fixed_modes_whatever_the_umask(tmp_path: Path) -> None:
+    ws = _ws(tmp_path, 64, {})
+    old = os.umask(0)
+    try:
+        ws.write_file("d/e/f.txt", "x")
+    finally:
+        os.umask(old)
+    root = Path(ws.root or "")
+    assert (root / "d").stat().st_mode & 0o777 == 0o755
+    assert (root / "d" / "e").stat().st_mode & 0o777 == 0o755
+    assert (root / "d" / "e" / "f.txt").stat().st_mode & 0o777 == 0o644
+
+
+def test_write_refusals_name_the_part_of_the_path_refused(tmp_path: Path) -> None:
+    ws = _ws(tmp_path, 64, {"input/sub/a.csv": "x", "b.txt": "y"})
+    root = Path(ws.root or "")
+    (root / "input" / "linkdir").symlink_to(root / "input" / "sub")
+    cases = {
+        "b.txt/inner/x.txt": "'b.txt' is a symbolic link or not a folder",
+        "input/linkdir/x.txt": "'input/linkdir' is a symbolic link or not a folder",
+        "input/sub/a.csv/x": "'input/sub/a.csv' is a symbolic link or not a folder",
+        "input/sub": "'input/sub' exists and is not a regular file",
+    }
+    for path, message in cases.items():
+        with pytest.raises(ToolError) as caught:
+            ws.write_file(path, "data")
+        assert str(caught.value).startswith(message), (path, str(caught.value))
+    for path in ("input", "input/sub"):
+        with pytest.raises(ToolError, match=f"^'{path}' is not a regular file$"):
+            ws.read_file(path)
+
+
+def test_a_write_that_fails_midway_leaves_no_partial_file(tmp_path: Path) -> None:
+    import resource
+    import signal
+
+    ws = _ws(tmp_path, 64, {"keep.txt": "k"})
+    before = ws.state_digest()
+    old_handler = signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+    resource.setrlimit(resource.RLIMIT_FSIZE, (10, hard))  # a write past 10 bytes fails: EFBIG
+    try:
+        with pytest.raises(ToolError) as caught:
+            ws.write_file("sub/big.txt", "x" * 100)
+    finally:
+        resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        signal.signal(signal.SIGXFSZ, old_handler)
+    assert str(caught.value) == "could not write 'sub/big.txt': File too large"
+    assert sorted(os.listdir(ws.root or "")) == ["keep.txt"]  # no folder, no .partial file
+    assert ws.state_digest() == before
+
+
+@pytest.mark.parametrize(
+    ("path", "message"),
+    [
+        ("", "path is empty"),
+        ("   ", "path is empty"),
+        ("a\x00b", "path contains a NUL character"),
+        (".", "path '.' names the workspace itself, not a file"),
+    ],
+)
+def test_a_path_that_names_no_file_is_refused_with_its_reason(
+    tmp_path: Path, path: str, message: str
+) -> None:
+    ws = _ws(tmp_path, 64, {})
+    for call in (lambda: ws.read_file(path), lambda: ws.write_file(path, "x")):
+        with pytest.raises(ToolError) as caught:
+            call()
+        assert str(caught.value) == message
+
+
+def test_the_schemas_bound_the_offset_and_the_content() -> None:
+    ws = WorkspaceToolset(max_write_bytes=1234)
+    tools = {b.tool.name: b.tool for b in ws.tools()}
+    offset = tools["read_file"].parameters["properties"]["offset"]
+    assert offset == {
+        "type": "integer",
+        "minimum": 0,
+        "description": "byte offset to start reading at (default 0)",
+    }
+    content = tools["write_file"].parameters["properties"]["content"]
+    assert content == {
+        "type": "string",
+        "maxLength": 1234,
+        "description": "the whole new content of the file (at most 1,234 bytes as UTF-8)",
+    }

@@ -17,6 +17,10 @@ endpoint per session, and OpenEnv's environment API.
 | `/openenv/{env}/...` | OpenEnv's API (see openenv_api.py) |
 
 Every reply is JSON, errors included; no request can make it answer a traceback.
+
+With several worker processes (workers.py) each runs this app; a request for a session another
+worker holds is passed to it (forward.py), and `GET /health` and `GET /sessions` answer for the
+whole server.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 from datagauntlet.frontdoors.server import ws
+from datagauntlet.frontdoors.server.forward import Peers, send_json
 from datagauntlet.frontdoors.server.protocol import (
     ANSWER_FIELDS,
     CALL_FIELDS,
@@ -78,7 +83,9 @@ def _step_reply(session: Any, step: Any) -> dict[str, Any]:
     return session.record(step)
 
 
-def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> Any:
+def build_app(
+    store: SessionStore, allowed_hosts: list[str] | None = None, peers: Peers | None = None
+) -> Any:
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
     from starlette.routing import Route
@@ -97,13 +104,17 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
             ) from None
 
     async def health(request: Any) -> Any:
+        tally = store.tally  # every worker's counts, read here without asking them
+        workers = tally.rows()
         return _json(
             {
-                "status": "ok",
-                "sessions": len(store),
-                "created": store.created,
-                "reaped": store.reaped,
+                "status": "ok" if all(w["ready"] for w in workers) else "degraded",
+                "sessions": tally.total("open"),
+                "created": tally.total("created"),
+                "reaped": tally.total("reaped"),
                 "limits": limits.as_dict(),
+                "worker": tally.index,
+                "workers": workers,
             }
         )
 
@@ -123,7 +134,15 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
         return _json(session.opening(), 201)
 
     async def list_sessions(request: Any) -> Any:
-        return _json({"sessions": [s.describe() for s in store.list()]})
+        listed = [s.describe() for s in store.list()]
+        if peers is not None and not peers.is_hop(request.scope):
+            for worker in range(len(peers.paths)):
+                if worker != peers.index:
+                    try:
+                        listed += (await peers.get_json(worker, "/sessions"))["sessions"]
+                    except Exception as exc:  # a worker down: list what the others hold
+                        logger.warning("worker %d did not list its sessions: %s", worker, exc)
+        return _json({"sessions": listed})
 
     async def get_session(request: Any) -> Any:
         return _json(session_of(request).describe())
@@ -188,6 +207,7 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
         reaper = asyncio.create_task(_reap_forever(store))
+        store.tally.mark_ready()
         try:
             yield
         finally:
@@ -195,6 +215,8 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
             with contextlib.suppress(asyncio.CancelledError):
                 await reaper
             await store.close_all()
+            if peers is not None:
+                await peers.aclose()
 
     methods = ["GET", "POST", "DELETE"]
     routes = [
@@ -215,17 +237,20 @@ def build_app(store: SessionStore, allowed_hosts: list[str] | None = None) -> An
         exception_handlers={HTTPException: not_found, BadRequest: bad_request, Exception: crashed},
         lifespan=lifespan,
     )
-    return Front(app, store, [*LOOPBACK_HOSTS, *(allowed_hosts or [])])
+    return Front(app, store, [*LOOPBACK_HOSTS, *(allowed_hosts or [])], peers)
 
 
 class Front:
     """The outermost ASGI layer: the Host check (a JSON 400 over HTTP; a refused handshake, 403,
-    over WebSocket), then WebSocket stepping on raw ASGI (ws.py), then the framework for
-    everything else."""
+    over WebSocket), then a request for another worker's session passed to it (forward.py),
+    then WebSocket stepping on raw ASGI (ws.py), then the framework for everything else."""
 
-    def __init__(self, app: Any, store: SessionStore, hosts: list[str]) -> None:
+    def __init__(
+        self, app: Any, store: SessionStore, hosts: list[str], peers: Peers | None = None
+    ) -> None:
         self.app = app
         self.store = store
+        self.peers = peers
         self.hosts = {h.lower() for h in hosts if not h.startswith("*.")}
         self.suffixes = tuple(h[1:].lower() for h in hosts if h.startswith("*."))
 
@@ -247,27 +272,56 @@ class Front:
                 await receive()
                 await send({"type": "websocket.close", "code": 1008})
                 return
+            peers = self.peers
+            if peers is not None and not peers.is_hop(scope):
+                owner = peers.route(scope)
+                if owner is not None:
+                    self.store.tally.passed_on()
+                    await peers.relay_ws(owner, scope, receive, send)
+                    return
             path = scope["path"]
             if path == "/ws" or ws.session_id_of(path) is not None:
                 await ws.serve(scope, receive, send, self.store)
                 return
         elif kind == "http" and not self.host_allowed(scope):
             host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
-            await _send_error(
+            await send_json(
                 send,
                 400,
                 f"Host header {host[:100]!r} is not allowed: the server answers loopback names "
                 "only (start it with --allow-host NAME to add one)",
             )
             return
+        if kind == "http" and await self._passed_on(scope, receive, send):
+            return
         await self.app(scope, receive, send)
 
+    async def _passed_on(self, scope: dict[str, Any], receive: Any, send: Any) -> bool:
+        """Pass a request for another worker's session to that worker (True when done)."""
+        peers = self.peers
+        if peers is None or peers.is_hop(scope):
+            return False
+        owner = peers.route(scope)
+        if owner is None and not peers.needs_body(scope):
+            return False
+        try:
+            body = await peers.read_body(scope, receive)
+        except BadRequest as exc:
+            await send_json(send, exc.status, exc.message)
+            return True
+        if owner is None:
+            owner = peers.route_body(body)
+        if owner is None:  # ours after all: the app reads the body already read
+            replayed = [{"type": "http.request", "body": body, "more_body": False}]
 
-async def _send_error(send: Any, status: int, message: str) -> None:
-    body = dumps({"error": message, "status": status}).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", b"%d" % len(body))]
-    await send({"type": "http.response.start", "status": status, "headers": headers})
-    await send({"type": "http.response.body", "body": body})
+            async def replay() -> dict[str, Any]:
+                return replayed.pop() if replayed else await receive()
+
+            await self.app(scope, replay, send)
+            return True
+        self.store.tally.passed_on()
+        await peers.forward_http(owner, scope, receive, send, body)
+        return True
 
 
 async def _reap_forever(store: SessionStore) -> None:

@@ -1,26 +1,68 @@
-"""Binding and running the session server (uvicorn), announcing its URL once it listens."""
+"""Binding and running the session server (uvicorn), announcing its URL once it listens.
+
+`workers=1` serves in this process; more start a supervisor and that many worker processes
+behind the one address (workers.py).
+"""
 
 from __future__ import annotations
 
 import socket
 import sys
 from collections.abc import Callable
+from typing import Any
 
 from datagauntlet.frontdoors.server.sessions import Limits, SessionStore
 
+# Long enough for a call that grades (a sandboxed script, a 2 s SQL budget) to answer.
+GRACEFUL_SECONDS = 10
 
-def bind(host: str, port: int) -> socket.socket:
+
+def bind(host: str, port: int, reuse_port: bool = False, listen: bool = True) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if reuse_port:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     try:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
         raise ValueError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-    sock.listen(1024)
+    if listen:
+        sock.listen(1024)
     return sock
+
+
+def need_uvicorn() -> Any:
+    try:
+        import uvicorn
+    except ImportError:
+        raise ValueError(
+            "the server needs uvicorn and starlette: pip install 'datagauntlet[server]'"
+        ) from None
+    return uvicorn
+
+
+def uvicorn_server(app: Any, limits: Limits) -> Any:
+    uvicorn = need_uvicorn()
+    # Every call hops between the event loop and its episode's thread; a shorter switch interval
+    # keeps a busy thread from holding the GIL 5 ms while the loop has replies to send.
+    sys.setswitchinterval(0.0005)
+    # Deflate costs more CPU than the bytes it saves on loopback-sized JSON replies.
+    config = uvicorn.Config(
+        app,
+        log_level="warning",
+        lifespan="on",
+        ws_max_size=limits.max_message_bytes,
+        ws_per_message_deflate=False,
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+    )
+    return uvicorn.Server(config)
+
+
+def announce_default(url: str) -> None:
+    print(f"datagauntlet server at {url}", file=sys.stderr, flush=True)
 
 
 def serve(
@@ -29,28 +71,19 @@ def serve(
     limits: Limits,
     allowed_hosts: list[str],
     announce: Callable[[str], None] | None = None,
-) -> None:
-    try:
-        import uvicorn
-    except ImportError:
-        raise ValueError(
-            "the server needs uvicorn and starlette: pip install 'datagauntlet[server]'"
-        ) from None
+    workers: int = 1,
+) -> int:
+    need_uvicorn()
+    if workers > 1:
+        from datagauntlet.frontdoors.server.workers import Supervisor
+
+        return Supervisor(host, port, limits, allowed_hosts, workers).run(
+            announce or announce_default
+        )
     from datagauntlet.frontdoors.server.app import build_app
 
-    # Every call hops between the event loop and its episode's thread; a shorter switch interval
-    # keeps a busy thread from holding the GIL 5 ms while the loop has replies to send.
-    sys.setswitchinterval(0.0005)
     sock = bind(host, port)
-    url = f"http://{host}:{sock.getsockname()[1]}"
-    (announce or (lambda u: print(f"datagauntlet server at {u}", file=sys.stderr, flush=True)))(url)
-    app = build_app(SessionStore(limits), allowed_hosts)
-    # Deflate costs more CPU than the bytes it saves on loopback-sized JSON replies.
-    config = uvicorn.Config(
-        app,
-        log_level="warning",
-        lifespan="on",
-        ws_max_size=limits.max_message_bytes,
-        ws_per_message_deflate=False,
-    )
-    uvicorn.Server(config).run(sockets=[sock])  # run() sets up uvloop where installed
+    (announce or announce_default)(f"http://{host}:{sock.getsockname()[1]}")
+    server = uvicorn_server(build_app(SessionStore(limits), allowed_hosts), limits)
+    server.run(sockets=[sock])  # run() sets up uvloop where installed
+    return 0

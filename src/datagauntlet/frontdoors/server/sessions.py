@@ -5,6 +5,10 @@ live-episode helper as every other door, so its calls run in order on its own th
 score is fixed by the step that ended it. Limits are hard: past `max_sessions` a new session is
 refused with a message naming the limit, and a session unused for `idle_seconds` is closed and
 forgotten (its id then answers 404, like any unknown id).
+
+A server of several worker processes has one store per worker. A session id names the worker
+that holds it (`"{worker}.{token}"`), and the session limit is counted across all of them in
+the shared tally (tally.py).
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from typing import Any
 
 from datagauntlet.core.env import Environment
 from datagauntlet.frontdoors.live import LiveEpisode, Step
+from datagauntlet.frontdoors.server.tally import Tally
 
 
 @dataclass(frozen=True)
@@ -96,14 +101,24 @@ class Session:
         return reply
 
 
+def owner_of(session_id: str) -> int | None:
+    """The worker a session id names, or None when the id names none."""
+    head, dot, _ = session_id.partition(".")
+    if not dot or not head.isdigit() or len(head) > 4:
+        return None
+    return int(head)
+
+
 class SessionStore:
-    def __init__(self, limits: Limits | None = None) -> None:
+    def __init__(self, limits: Limits | None = None, tally: Tally | None = None) -> None:
         self.limits = limits or Limits()
+        self.tally = tally or Tally.local()
         self._sessions: dict[str, Session] = {}
         self._envs: dict[tuple[str, str], Environment] = {}
-        self._creating = 0
-        self.created = 0
-        self.reaped = 0
+        self.created, self.reaped = self.tally.counts()
+
+    def _publish(self) -> None:
+        self.tally.publish(len(self._sessions), self.created, self.reaped)
 
     def __len__(self) -> int:
         return len(self._sessions)
@@ -125,25 +140,27 @@ class SessionStore:
     async def create(
         self, env_id: str, config: dict[str, Any], split: str, task_index: int
     ) -> Session:
-        if len(self._sessions) + self._creating >= self.limits.max_sessions:
+        if task_index < 0:
+            raise ValueError(f"task must be >= 0, got {task_index}")
+        env = self._env(env_id, config)
+        task = env.make_task(split, task_index)  # ValueError names a bad split
+        if not self.tally.hold(self.limits.max_sessions):  # counted across every worker
             raise LimitReached(
                 f"session limit reached: {self.limits.max_sessions} open sessions; close one "
                 "(DELETE /sessions/ID) or wait for idle ones to be reaped "
                 f"after {self.limits.idle_seconds:g} s"
             )
-        if task_index < 0:
-            raise ValueError(f"task must be >= 0, got {task_index}")
-        env = self._env(env_id, config)
-        task = env.make_task(split, task_index)  # ValueError names a bad split
-        self._creating += 1
         try:
             live = await LiveEpisode.open(env, task, inline=env.registration.fast_steps)
-        finally:
-            self._creating -= 1
+        except BaseException:
+            self.tally.release()
+            raise
         now = time.monotonic()
-        session = Session(secrets.token_urlsafe(18), env, live, split, task_index, now, now)
+        sid = f"{self.tally.index}.{secrets.token_urlsafe(18)}"
+        session = Session(sid, env, live, split, task_index, now, now)
         self._sessions[session.id] = session
         self.created += 1
+        self._publish()
         return session
 
     def get(self, session_id: str) -> Session:
@@ -160,7 +177,11 @@ class SessionStore:
         session = self._sessions.pop(session_id, None)
         if session is None:
             raise UnknownSession(session_id)
-        await _close(session)
+        try:
+            await _close(session)
+        finally:
+            self.tally.release()
+            self._publish()
         return session
 
     async def reap(self) -> int:
@@ -169,13 +190,21 @@ class SessionStore:
         idle = [s for s in self._sessions.values() if s.last_used < cutoff]
         for s in idle:
             self._sessions.pop(s.id, None)
-            await _close(s)
-        self.reaped += len(idle)
+            self.reaped += 1
+            try:
+                await _close(s)
+            finally:
+                self.tally.release()
+                self._publish()
         return len(idle)
 
     async def close_all(self) -> None:
         sessions, self._sessions = list(self._sessions.values()), {}
-        await asyncio.gather(*(_close(s) for s in sessions))
+        try:
+            await asyncio.gather(*(_close(s) for s in sessions))
+        finally:
+            self.tally.release(len(sessions))
+            self._publish()
 
 
 async def _close(session: Session) -> None:

@@ -48,6 +48,12 @@ NO_SESSION = 'no session on this connection; send {"op": "open", "env": ...} fir
 SHAPES = 'a message is {"name", "arguments"}, {"text"} or {"op": "score"|"close"}'
 
 
+def worker_header(index: int) -> list[tuple[bytes, bytes]]:
+    """Which worker took a connection: handshake replies say it (a client or test can tell a
+    connection it relays from one it serves)."""
+    return [(b"x-datagauntlet-worker", b"%d" % index)]
+
+
 def session_id_of(path: str) -> str | None:
     """The id in `/sessions/{id}/ws`, or None when the path is not that route."""
     if path.startswith("/sessions/") and path.endswith("/ws"):
@@ -62,7 +68,7 @@ async def serve(scope: dict[str, Any], receive: Receive, send: Send, store: Sess
         return
     path = scope["path"]
     sid = session_id_of(path)
-    await send({"type": "websocket.accept"})
+    await send({"type": "websocket.accept", "headers": worker_header(store.tally.index)})
     if sid is None:
         await _chained(receive, send, store)
         return

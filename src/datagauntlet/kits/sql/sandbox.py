@@ -340,8 +340,10 @@ class SqlSandbox:
         low = text.lower()
         if "one statement at a time" in low:
             return "one statement per call: stacked statements are refused"
-        if "not authorized" in low or "prohibited" in low or "vtable constructor" in low:
-            what = self._denied or "this statement"
+        # Only the authorizer refuses (SQLite words it "not authorized" or "vtable constructor
+        # failed"), and it names what it refused as it does: the name, not the wording, decides.
+        what = self._denied
+        if what is not None:
             if what.startswith(("function ", "table-valued ")):
                 return f"run_sql: {what} is not allowed; plain SELECTs over the tables only"
             return f"run_sql is read-only: {what} is not allowed (SELECT only)"
