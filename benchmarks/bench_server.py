@@ -38,8 +38,21 @@ here = Path(__file__).resolve().parent
 sys.path.insert(0, str(here.parent / "tests" / "server"))
 sys.path.insert(0, str(here))
 
+from benchlib import Figure  # noqa: E402
 from server_mix import Trajectory, parse_mix, record  # noqa: E402
 from wsload import Closed, Http, WebSocket, client_frame  # noqa: E402
+
+REFUSED = "a refused call, idle server"
+# The load target: 2,000 calls/s sustained at a p99 under 50 ms, no error, flat memory.
+FIGURES = (
+    Figure("calls", "tool calls per second sustained", "/s", better="higher", target=2000),
+    Figure("p50", "latency p50 (from when due)", "ms", floor=REFUSED),
+    Figure("p99", "latency p99 (from when due)", "ms", floor=REFUSED, target=50),
+    Figure("errors", "errors (a reply not a result, a refused open, a wrong reward)", "", target=0),
+    Figure("server-cpu", "server CPU, every worker", "% of a core"),
+    Figure("client-cpu", "load generator CPU", "% of a core"),
+    Figure("cpu-per-call", "server CPU per call", "us"),
+)
 
 CLOSE_FRAME = client_frame(b'{"op": "close"}')
 REFUSED_FRAME = client_frame(b'{"name": "nothing"}')
@@ -358,7 +371,8 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
     total = sum(n for n, _ in mix.values())
     report = Report(
         f"session server, {len(health['workers'])} worker process(es): {total} sessions across "
-        f"{len(mix)} envs, {args.rate:,.0f} calls/s offered ({args.protocol} WebSocket)"
+        f"{len(mix)} envs, {args.rate:,.0f} calls/s offered ({args.protocol} WebSocket)",
+        FIGURES,
     )
     per_worker = ", ".join(str(w["created"]) for w in health["workers"])
     restarts = sum(w["restarts"] for w in health["workers"])
@@ -367,16 +381,16 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
         f"{out['load'][0]} -> {out['load'][1]}; {health['created']} sessions made "
         f"(by worker: {per_worker}); {restarts} worker restarts"
     )
-    report.add("tool calls per second", round(calls / seconds), "/s")
+    report.add("calls", round(calls / seconds))
     fl = (round(pct(floor, 0.5), 2), round(pct(floor, 0.99), 2))
-    label = "a refused call, idle server"
-    report.add("latency p50 (from when due)", round(pct(lat, 0.5), 2), "ms", fl[0], label)
-    report.add("latency p99 (from when due)", round(pct(lat, 0.99), 2), "ms", fl[1], label)
-    report.add("latency max", round(pct(lat, 1.0), 1), "ms")
+    report.add("p50", round(pct(lat, 0.5), 2), floor=fl[0])
+    report.add("p99", round(pct(lat, 0.99), 2), floor=fl[1])
     report.add("errors", len(errors))
+    report.add("server-cpu", round(out["server_cpu"] / seconds * 100))
+    report.add("client-cpu", round(out["client_cpu"] / seconds * 100))
+    report.add("cpu-per-call", round(out["server_cpu"] / max(calls, 1) * 1e6))
+    report.add("latency max", round(pct(lat, 1.0), 1), "ms")
     report.add("sessions open (min-max)", f"{out['open'][0]}-{out['open'][1]}")
-    report.add("server CPU", round(out["server_cpu"] / seconds * 100), "% of a core")
-    report.add("client CPU", round(out["client_cpu"] / seconds * 100), "% of a core")
     cpu = out["server_cpu"] + out["client_cpu"]
     report.add("calls per CPU-second (server)", round(calls / max(out["server_cpu"], 1e-9)), "")
     report.add("calls per CPU-second (server + client)", round(calls / max(cpu, 1e-9)), "")

@@ -91,10 +91,13 @@ def score_digest(w: CleaningTask) -> str:
     editable = [c.name for c in w.family.editable]
     rows = w.dirty.rows()
     mangled = Table.from_rows(w.dirty.columns, rows[1::2] + rows[:3] + rows[-2:])
-    scores = [
-        grade(w.truth, w.dirty, after, fam.PRIMARY_KEY, editable, len(program), reason)
-        for after, reason in ((out, ""), (w.dirty, ""), (mangled, ""), (None, "invalid"))
-    ]
+    scores = []
+    for after, reason in ((out, ""), (w.dirty, ""), (mangled, ""), (None, "invalid")):
+        args = (w.truth, w.dirty, after, fam.PRIMARY_KEY, editable, len(program), reason)
+        score = grade(*args, w.arrived_right)  # as an episode scores: the task's own masks
+        if score != grade(*args):  # the masks worked out from the tables: the same score
+            raise AssertionError(f"{w.family.id}: the task's arrived_right moved a score")
+        scores.append(score)
     body = [[s.reward, s.components, s.metrics] for s in scores]
     return hashlib.sha256(json.dumps(body, sort_keys=True).encode()).hexdigest()
 

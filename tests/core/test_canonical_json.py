@@ -161,6 +161,25 @@ def test_canonical_prefix_does_not_encode_what_it_does_not_need() -> None:
     assert len(got) >= 20 and canonical_json({"a": page["a"], "b": []}).startswith(got)
 
 
+def test_a_circular_value_inside_a_dict_is_the_value_error_dumps_raises() -> None:
+    """canonical_json encodes without json.dumps's circular check and falls back to it only
+    when the recursion limit stops a value: the error must still be dumps's own."""
+    inner: dict[str, Any] = {"k": [1, 2]}
+    inner["self"] = {"again": inner}
+    with pytest.raises(ValueError, match="Circular reference"):
+        canonical_json({"outer": inner})
+    with pytest.raises(ValueError):
+        strict_canonical_json([inner])
+    deep: Any = {}
+    for _ in range(5_000):
+        deep = {"d": deep}
+    with pytest.raises(RecursionError):
+        _dumps(deep, strict=False)
+    with pytest.raises(RecursionError):
+        canonical_json(deep)
+    assert canonical_json({"after": [inner["k"]]}) == '{"after":[[1,2]]}'
+
+
 # The module builds its encoders once, at import; building them again here is what lets a
 # change to how they are built (the C path or the standard one) show.
 @pytest.mark.parametrize("c_path", [True, False], ids=["C-encoder", "json.dumps-fallback"])

@@ -60,6 +60,15 @@ SYNTHETIC: list[dict[str, Any]] = [
             }
         }
     ),
+    # One named type: the compiled check leaves out the type guards its type test implies.
+    {"type": ["string"], "maxLength": 2},
+    {"type": ["array"], "maxItems": 2, "items": {"type": ["object"], "required": ["a"]}},
+    {
+        "type": "object",
+        "properties": {"a": {"type": "object", "properties": {"b": {"maxLength": 1}}}},
+        "required": ["a"],
+    },
+    {"type": ["object", "null"], "properties": {"a": {"type": "integer"}}, "required": ["a"]},
     {"type": ("string",)},  # shapes the compiler hands to the interpreter
     {"enum": ("a",)},
     {"type": "object", "properties": {"a": {"type": "integer"}}, "minLength": 3},

@@ -118,6 +118,35 @@ def test_keyed_draws_of_every_kind_of_index_equal_the_module_hash() -> None:
         assert k.chance("label", index, 0.5) == (hash64(123, "label", index) / 2**64 < 0.5)
 
 
+@pytest.mark.parametrize("n", [0, 1, 9, 10, 11, 99, 100, 101, 1_001, 10_001])
+def test_index_feeds_and_bulk_draws_equal_their_definitions_across_digit_counts(n: int) -> None:
+    """Bulk helpers format each index in runs of equal digit count: every run's edges must
+    give the same bytes and digests as feeding the index one part at a time."""
+    from datagauntlet.core.seeding import HashPrefix, _feed, index_feeds
+
+    class Seen:
+        def __init__(self) -> None:
+            self.data = b""
+
+        def update(self, data: bytes) -> None:
+            self.data += data
+
+    def fed(i: int) -> bytes:
+        seen = Seen()
+        _feed(seen, i)  # type: ignore[arg-type]
+        return seen.data
+
+    feeds = index_feeds(n)
+    assert len(feeds) == n
+    for i in {0, 1, 9, 10, 11, 99, 100, 101, 999, 1000, n - 1} & set(range(n)):
+        assert feeds[i] == fed(i)
+    keyed = Keyed(2**40 + 7)
+    draws = keyed.draws("bulk", n)
+    stream = keyed.stream("bulk")
+    assert draws == [stream._draw() for _ in range(n)]
+    assert draws == HashPrefix(2**40 + 7, "bulk").at_feeds(feeds)
+
+
 # The batch helpers generators use per cell must give the very digests of hash64 / token.
 _PARTS = ((), ("a",), ("ab", "c"), ("a", "bc"), (7, "é", 2.5), ("x" * 300, "", 10**40))
 

@@ -149,3 +149,59 @@ def test_tally_equals_the_record_by_record_formula(seed: int) -> None:
         got.corrupted, got.repaired, got.correct, got.preserved,
         got.rows_extra, got.rows_missing, got.rows_submitted, got.rows_expected,
     ) == want  # fmt: skip
+
+
+def test_truth_with_a_repeated_id_counts_each_record_once() -> None:
+    """The set-algebra branch (truth ids not unique): same counts as the literal formula."""
+    truth = [["r1", "x", "1"], ["r1", "x", "1"], ["r2", "y", "2"]]
+    before = [["r1", " x", "1"], ["r2", "y", "2"]]
+    for after in ([["r1", "x", "1"]], [["r2", "y", "2"], ["r1", "x", "1"], ["r9", "x", "1"]]):
+        got = tally(t(truth), t(before), t(after), "record_id", EDITABLE)
+        want = reference_tally(t(truth), t(before), t(after), EDITABLE)
+        assert (
+            got.corrupted, got.repaired, got.correct, got.preserved,
+            got.rows_extra, got.rows_missing, got.rows_submitted, got.rows_expected,
+        ) == want  # fmt: skip
+
+
+def _generated_cases() -> list[tuple[str, str, int | None]]:
+    families = ("crm", "orders", "inventory", "odd", "orders-copy")
+    return [(f"{f}:{rows}", f, rows) for f in families for rows in (None, 1, 3, 300)]
+
+
+@pytest.mark.parametrize(("name", "family", "rows"), _generated_cases())
+def test_a_generated_task_carries_the_arrived_right_masks_the_grader_would_work_out(
+    name: str, family: str, rows: int | None
+) -> None:
+    """Episodes score with the masks the generator made; they must equal the general path's
+    for every table a submission could be, or a reward would move."""
+    import sys
+    from pathlib import Path
+
+    from datagauntlet.core.seeding import Keyed
+    from datagauntlet.envs.dataclean import families as fam
+    from datagauntlet.envs.dataclean.config import DatacleanConfig
+    from datagauntlet.envs.dataclean.generator import generate
+    from datagauntlet.envs.dataclean.grader import arrived_right
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+    import dataclean_golden as golden
+
+    config = DatacleanConfig(family=family, rows=rows)  # type: ignore[arg-type]
+    w = generate(7, config, (golden.odd_layout(), golden.orders_like()))
+    editable = [c.name for c in w.family.editable]
+    assert w.arrived_right == arrived_right(w.truth, w.dirty, fam.PRIMARY_KEY, editable)
+    k = Keyed(name).stream("mangle")
+    rows_, truth_rows = w.dirty.rows(), w.truth.rows()
+    outs = [
+        rows_,
+        truth_rows,
+        k.shuffled(truth_rows[1:] + rows_[:2]),
+        [[c if k.chance(0.7) else "N/A" for c in r] for r in rows_ if not k.chance(0.3)],
+    ]
+    for out in outs:
+        after = Table.from_rows(w.dirty.columns, out)
+        args = (w.truth, w.dirty, after, fam.PRIMARY_KEY, editable, 1, "")
+        assert grade(*args, w.arrived_right) == grade(*args)
+    if rows == 300:  # the masks are not trivially all ones: some cells arrived wrong
+        assert any(0 in mask for mask in w.arrived_right.values())

@@ -39,13 +39,20 @@ def _encoder(default: Callable[[Any], Any], allow_nan: bool) -> Callable[[Any], 
             allow_nan=allow_nan,
         )
     make = c_make_encoder
+    # Built once, without json.dumps's markers dict (which it fills and empties for every list
+    # and dict): a circular value then recurses until Python's recursion limit stops it.
+    fast = make(None, default, encode_basestring, None, ":", ",", True, False, allow_nan)
 
     def encode(value: Any) -> str:
         if isinstance(value, str):  # as JSONEncoder.encode: a bare string is one escape
             return encode_basestring(value)
-        # A fresh markers dict per call: circular structures raise ValueError, as in dumps.
-        chunks = make({}, default, encode_basestring, None, ":", ",", True, False, allow_nan)
-        return "".join(chunks(value, 0))
+        try:
+            return "".join(fast(value, 0))
+        except RecursionError:
+            # Circular or nested too deep: again with a fresh markers dict, so the error is
+            # the one dumps raises (ValueError for a circular value, RecursionError else).
+            chunks = make({}, default, encode_basestring, None, ":", ",", True, False, allow_nan)
+            return "".join(chunks(value, 0))
 
     return encode
 

@@ -29,9 +29,24 @@ def _feed(h: hashlib.blake2b, part: object) -> None:
     h.update(len(data).to_bytes(4, "little") + data)  # length-prefixed: ("ab","c") != ("a","bc")
 
 
+def _index_formats(n: int) -> list[tuple[bytes, int, int]]:
+    """(format, lo, hi): `format % i` is the bytes `_feed` gives each i in [lo, hi), one run of
+    indexes per digit count (their 4-byte length prefix is the same), up to n."""
+    runs = []
+    lo, digits = 0, 1
+    while lo < n:
+        hi = min(n, 10**digits)
+        runs.append((_LENGTH_PREFIX[digits].replace(b"%", b"%%") + b"%d", lo, hi))
+        lo, digits = hi, digits + 1
+    return runs
+
+
 def index_feeds(n: int) -> list[bytes]:
     """The bytes `_feed` gives each index 0..n-1: made once, then fed under many prefixes."""
-    return [_LENGTH_PREFIX[len(d)] + d for d in [b"%d" % i for i in range(n)]]
+    out: list[bytes] = []
+    for fmt, lo, hi in _index_formats(n):  # one formatting an index: prefix and digits at once
+        out += [fmt % i for i in range(lo, hi)]
+    return out
 
 
 def feed_bytes(*parts: object) -> bytes:
@@ -208,8 +223,17 @@ class Keyed:
         return out
 
     def draws(self, label: str, n: int) -> list[int]:
-        """The 64-bit hashes behind `stream(label)`'s first n draws, made in one loop."""
-        return _digests(self._head(label), index_feeds(n))
+        """The 64-bit hashes behind `stream(label)`'s first n draws, made in one loop (each
+        index's bytes formatted as it is fed: no list of n feeds first)."""
+        copy, from_bytes = self._head(label).copy, int.from_bytes
+        out: list[int] = []
+        append = out.append
+        for fmt, lo, hi in _index_formats(n):
+            for i in range(lo, hi):
+                h = copy()
+                h.update(fmt % i)
+                append(from_bytes(h.digest(), "little"))
+        return out
 
     def stream(self, label: str) -> Stream:
         return Stream(self, label)

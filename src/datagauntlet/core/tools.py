@@ -236,11 +236,23 @@ def _emit(src: _Source, schema: Any, v: str, depth: int, top: bool) -> None:
         _emit_value_rules(src, schema, v, depth)
         if not (schema.get("properties") or "required" in schema):
             return
-        src.add(depth, f"if isinstance({v}, dict):")
-        depth += 1
+        if _only_type(schema) != "object":  # else a non-dict has already returned False
+            src.add(depth, f"if isinstance({v}, dict):")
+            depth += 1
     _emit_object(src, schema, v, depth)
     if not top:
         src.add(depth, "pass")
+
+
+def _only_type(schema: dict[str, Any]) -> str | None:
+    """The one type a schema allows, when it names exactly one (its test then runs first, so
+    later rules need not test the type again)."""
+    types = schema.get("type")
+    if isinstance(types, str):
+        return types
+    if isinstance(types, list) and len(types) == 1:
+        return types[0]  # type: ignore[no-any-return]
+    return None
 
 
 def _emit_value_rules(src: _Source, schema: dict[str, Any], v: str, depth: int) -> None:
@@ -251,23 +263,28 @@ def _emit_value_rules(src: _Source, schema: dict[str, Any], v: str, depth: int) 
         src.add(depth, f"if not ({test}): return False")
     if "enum" in schema:
         src.add(depth, f"if {v} not in {src.const(schema['enum'])}: return False")
+    only = _only_type(schema)
     if "maxLength" in schema:
         limit = src.const(schema["maxLength"])
-        src.add(depth, f"if isinstance({v}, str) and len({v}) > {limit}: return False")
+        guard = "" if only == "string" else f"isinstance({v}, str) and "
+        src.add(depth, f"if {guard}len({v}) > {limit}: return False")
     if "minimum" in schema or "maximum" in schema:
         lo = src.const(schema.get("minimum", -math.inf))
         hi = src.const(schema.get("maximum", math.inf))
         src.add(depth, f"if _is_number({v}) and ({v} < {lo} or {v} > {hi}): return False")
     if "maxItems" in schema or schema.get("items"):
-        src.add(depth, f"if isinstance({v}, list):")
+        inner = depth
+        if only != "array":
+            src.add(depth, f"if isinstance({v}, list):")
+            inner = depth + 1
         if "maxItems" in schema:
-            src.add(depth + 1, f"if len({v}) > {src.const(schema['maxItems'])}: return False")
+            src.add(inner, f"if len({v}) > {src.const(schema['maxItems'])}: return False")
         if schema.get("items"):
             item = src.name("x")
-            src.add(depth + 1, f"for {item} in {v}:")
-            _emit(src, schema["items"], item, depth + 2, top=False)
-            src.add(depth + 2, "pass")  # an items schema with no rules writes no lines
-        src.add(depth + 1, "pass")
+            src.add(inner, f"for {item} in {v}:")
+            _emit(src, schema["items"], item, inner + 1, top=False)
+            src.add(inner + 1, "pass")  # an items schema with no rules writes no lines
+        src.add(inner, "pass")
 
 
 def _emit_object(src: _Source, schema: dict[str, Any], v: str, depth: int) -> None:
@@ -277,9 +294,14 @@ def _emit_object(src: _Source, schema: dict[str, Any], v: str, depth: int) -> No
     if schema.get("additionalProperties") is False:
         allowed = src.const(frozenset(props))
         src.add(depth, f"if not {allowed}.issuperset({v}): return False")
+    required = set(schema.get("required", []))
     for name, sub in props.items():
         key = src.const(name)
         field = src.name("x")
+        if name in required:  # present: its test above has returned False otherwise
+            src.add(depth, f"{field} = {v}[{key}]")
+            _emit(src, sub, field, depth, top=False)
+            continue
         src.add(depth, f"if {key} in {v}:")
         src.add(depth + 1, f"{field} = {v}[{key}]")
         _emit(src, sub, field, depth + 1, top=False)

@@ -236,6 +236,7 @@ class DatacleanEpisode(Episode[DatacleanConfig]):
             editable,
             length,
             self.invalid_reason,
+            self.world.arrived_right,
         )
 
     def fingerprint(self) -> str:

@@ -8,8 +8,9 @@ takes one 64-bit hash and splits it into the few small draws it needs (mixed rad
 from __future__ import annotations
 
 import unicodedata
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
+from operator import eq, itemgetter
 
 from datagauntlet.core.seeding import HashPrefix, Keyed, hash64, index_feeds
 from datagauntlet.envs.dataclean import families as fam
@@ -95,6 +96,10 @@ class CleaningTask:
     column_aliases: dict[str, dict[str, str]]  # category column -> its task aliases
     date_order: str  # "US" (month first) or "EU" (day first)
     policy_text: str
+    # Per editable column, one byte a truth record: 1 where the dirty table (the record's
+    # first row) already holds the clean value: grader.arrived_right(truth, dirty, ...), made
+    # while the columns are still aligned, so scoring needs no lookup on the dirty side.
+    arrived_right: dict[str, bytes] = field(default_factory=dict, compare=False, repr=False)
 
 
 def _fold(text: str) -> str:
@@ -356,11 +361,18 @@ class _Generator:
         for col in family.category_columns:
             self._ensure_aliases_shown(truth, dirty_cols[col.name], col, by_column[col.name])
         aliases = {a: t for column in by_column.values() for a, t in column.items()}
+        # Before the shuffle, dirty row i is record i, and every duplicate is an exact copy
+        # placed after its original: the first occurrence of record i holds dirty_cols[.][i].
+        right = {c.name: bytes(map(eq, clean[c.name], dirty_cols[c.name])) for c in family.editable}
         order = self._order()
-        shown = {c: list(map(v.__getitem__, order)) for c, v in dirty_cols.items()}
+        if len(order) > 1:  # one C-level gather a column (itemgetter of one index is no tuple)
+            take = itemgetter(*order)
+            shown = {c: list(take(v)) for c, v in dirty_cols.items()}
+        else:
+            shown = {c: [v[i] for i in order] for c, v in dirty_cols.items()}
         dirty = Table(family.names, shown)
         text = render_policy(family, by_column, self.date_order, len(dirty))
-        return CleaningTask(family, truth, dirty, aliases, by_column, self.date_order, text)
+        return CleaningTask(family, truth, dirty, aliases, by_column, self.date_order, text, right)
 
     def _unique_keys(self, ids: list[Cell]) -> None:
         seen: set[Cell] = set()

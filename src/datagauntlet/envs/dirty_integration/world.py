@@ -17,6 +17,9 @@ from datagauntlet.envs.dirty_integration.config import DirtyIntegrationConfig
 
 _FIRST = ("Ada", "Bo", "Chen", "Dana", "Emeka", "Farah", "Goran", "Hana", "Ines", "Jun")
 _LAST = ("Okafor", "Lind", "Park", "Silva", "Novak", "Haddad", "Moreau", "Sato", "Quinn", "Berg")
+# Every "First Last" and every day a record can have, written once (not once a record).
+_NAMES = tuple(tuple(f"{first} {last}" for last in _LAST) for first in _FIRST)
+_DAYS = tuple(f"2026-09-{day:02d}" for day in range(1, 29))
 
 
 class Record(NamedTuple):
@@ -60,9 +63,9 @@ class World:
         ids = self.keyed.tokens("record-id", n, 12)
         d = self.keyed.draws("records", 4 * n)
         nf, nl = len(_FIRST), len(_LAST)
-        names = [f"{_FIRST[d[k] % nf]} {_LAST[d[k + 1] % nl]}" for k in range(0, 4 * n, 4)]
-        days = [f"2026-09-{1 + d[k] % 28:02d}" for k in range(2, 4 * n, 4)]
-        amounts = [1 + d[k] % 9_999 for k in range(3, 4 * n, 4)]
+        names = [_NAMES[a % nf][b % nl] for a, b in zip(d[0::4], d[1::4], strict=True)]
+        days = [_DAYS[x % 28] for x in d[2::4]]
+        amounts = [1 + x % 9_999 for x in d[3::4]]
         ids = ["rec_" + rid for rid in ids]
         return list(map(Record._make, zip(ids, amounts, names, days, strict=True)))
 
