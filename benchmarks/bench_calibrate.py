@@ -52,16 +52,18 @@ def child(workers: int) -> dict[str, Any]:
     """One calibration of every env (as `calibrate --json` would), measured from inside."""
     start = time.perf_counter()
     import datagauntlet as dg
-    from datagauntlet.core.runner import ProcessMapper, calibrate
+    from datagauntlet.core.runner import ProcessMapper, start_calibration
 
     mapper = ProcessMapper(workers) if workers > 1 else None
     digest = hashlib.sha256()
     worker_cpu: list[float] = []
     try:
-        for env_id in dg.list_envs():
-            env = dg.make(env_id)
-            rows = calibrate(env, mapper=mapper)
-            block = {"env": env_id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
+        envs = [dg.make(env_id) for env_id in dg.list_envs()]
+        # as `calibrate` does: with a pool, every env's jobs are queued before any is read
+        pending = [start_calibration(env, mapper=mapper) for env in envs] if mapper else []
+        for i, env in enumerate(envs):
+            rows = (pending[i] if mapper else start_calibration(env)).rows()
+            block = {"env": env.id, "versions": env.versions(), "rows": [r.as_dict() for r in rows]}
             digest.update(json.dumps(block, sort_keys=True).encode())
         if mapper is not None and mapper._pool is not None:
             worker_cpu = [proc_cpu(pid) for pid in mapper._pool._processes]
