@@ -39,7 +39,7 @@ LOG = ROOT / "mutants" / "mutmut-run.log"
 KILLED = {"killed", "timeout", "segfault"}
 # mutmut's children wait on sandboxed runs and process start-up: at 2 they kept the 2 cores
 # about 60% idle, at 4 they keep them busy (each mutant's CPU is capped by tests/conftest.py).
-WORKERS = 4
+WORKERS = int(os.environ.get("DATAGAUNTLET_MUTATION_WORKERS", "4"))
 
 
 def _mutmut() -> str:
@@ -180,6 +180,13 @@ def render(summary: dict[str, object]) -> str:
         f"\nkill rate {summary['kill_rate']:.1%}: {summary['killed']} killed of "
         f"{summary['total']} non-equivalent mutants (timeouts and segfaults count as killed)"
     )
+    if every[1]:
+        judged = summary["total"] - every[1]  # type: ignore[operator]
+        share = summary["killed"] / judged if judged else 1.0  # type: ignore[operator]
+        lines.append(
+            f"of the {judged} judged so far: {share:.1%} killed ({every[1]} not run yet count "
+            "as survivors above)"
+        )
     statuses = ", ".join(f"{n} {s}" for s, n in summary["statuses"].items())  # type: ignore[attr-defined]
     lines.append(f"\n{summary['mutants']} mutants: {statuses}")
     times = summary["times"]

@@ -123,3 +123,22 @@ def test_the_report_counts_untested_and_unrun_mutants_as_survivors() -> None:
     assert summary["stale_equivalent"] == ["gone"]
     text = report.render(summary)
     assert "40.0%" in text and "x_check_weights__mutmut_4  [no tests]" in text
+    assert "of the 4 judged so far: 50.0% killed" in text  # one not run yet
+
+
+def test_a_survivor_left_alive_is_shown_with_its_reason_and_still_counted(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    why = tmp_path / "surviving.txt"
+    why.write_text("# a comment line\ndatagauntlet.core.score.x_f__mutmut_1  # a race\n")
+    monkeypatch.setattr(report, "SURVIVING", why)
+    results = {
+        "datagauntlet.core.score.x_f__mutmut_1": "survived",
+        "datagauntlet.core.score.x_f__mutmut_2": "killed",
+    }
+    summary = report.summarise(results, {})
+    assert summary["kill_rate"] == pytest.approx(0.5)  # still against the rate
+    assert "x_f__mutmut_1  [survived]  # a race" in report.render(summary)
+    markdown = report.survivors_markdown(summary, {"datagauntlet.core.score.x_g__mutmut_9": "same"})
+    assert "| `x_f__mutmut_1` |" in markdown and "| survived | a race |" in markdown
+    assert "| equivalent | same |" in markdown

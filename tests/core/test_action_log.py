@@ -126,3 +126,26 @@ def test_entry_hashes_are_the_defined_sha256_for_every_shape_of_entry() -> None:
     assert log.chain_intact()
     for entry in log.entries:
         assert entry.hash == _reference_digest(entry), entry.tool
+
+
+# Found by the full mutation run (docs/mutation/survivors.md).
+def test_an_entry_left_open_is_sealed_once_however_often_the_chain_is_read() -> None:
+    log = ActionLog()
+    log.open_entry("a", {"n": 1})  # never closed
+    assert log.chain_intact() and log.chain_intact()
+    log.close_entry(log.open_entry("b", {}), True, "ok")
+    assert log.chain_intact() and len(log) == 2
+
+
+def test_arguments_of_exactly_the_bound_are_kept_and_one_more_are_cut() -> None:
+    from datagauntlet.core.action_log import bounded_args, canonical_json
+
+    args = {"q": "x" * 20}
+    text = canonical_json(args)
+    assert bounded_args(args, text, len(text)) is args
+    assert bounded_args(args, text, len(text) - 1)["_characters"] == len(text)
+    for limit, kept in ((len(text), True), (len(text) - 1, False)):
+        log = ActionLog()
+        log.open_entry("t", args)
+        log.bound_newest(limit)
+        assert (log.entries[-1].args == args) is kept, limit

@@ -208,3 +208,21 @@ def test_an_encoder_built_either_way_writes_what_json_dumps_writes(
     shared = [1]
     assert loose([shared, shared]) == "[[1],[1]]"  # a fresh marker dict each call
     assert loose([shared]) == "[[1]]"
+
+
+def test_a_prefix_is_never_shorter_than_the_limit_at_any_limit() -> None:
+    # Every limit up to the whole text: the walk must stop neither a character early (at a
+    # closing bracket or between list slices) nor before the limit.
+    from datagauntlet.core.action_log import canonical_prefix
+
+    values = [
+        [[1, 2], [3], [], ["ab", "c"] * 5, list(range(12))],
+        {"a": [{"id": i, "v": "x" * (i % 3)} for i in range(15)], "b": [[7] * 9]},
+        [list(range(i)) for i in range(9)],
+    ]
+    for value in values:
+        full = canonical_json(value)
+        for limit in range(len(full) + 2):
+            got = canonical_prefix(value, limit)
+            assert full.startswith(got), (value, limit)
+            assert len(got) >= min(limit, len(full)), (value, limit, got)

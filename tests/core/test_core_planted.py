@@ -535,10 +535,12 @@ def test_a_refused_call_logs_its_answer_and_a_long_tool_name_cut_to_the_bound() 
     result = ep.call("say", '{"n": 7')
     assert ep.log.entries[-1].summary == summarize(result)
     for length in (TOOL_NAME_CHARS - 1, TOOL_NAME_CHARS, TOOL_NAME_CHARS + 1):
-        ep.call("n" * length, {})
-        logged = ep.log.entries[-1].tool
-        if length <= TOOL_NAME_CHARS:
-            assert logged == "n" * length
-        else:
-            assert logged == "n" * (TOOL_NAME_CHARS - 3) + "..." and len(logged) == TOOL_NAME_CHARS
+        for args in ({}, '{"n": 7'):  # arguments fine, or text that is not JSON
+            ep.call("n" * length, args)
+            logged = ep.log.entries[-1].tool
+            if length <= TOOL_NAME_CHARS:
+                assert logged == "n" * length
+            else:
+                cut = "n" * (TOOL_NAME_CHARS - 3) + "..."
+                assert logged == cut and len(logged) == TOOL_NAME_CHARS
     assert ep.log.chain_intact()

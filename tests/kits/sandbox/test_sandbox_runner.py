@@ -196,6 +196,8 @@ def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
     assert str(caught.value) == f"unknown sandbox wall(s) in require: moat; known: {known}"
     with pytest.raises(ValueError, match=r"^required walls not requested: seccomp$"):
         run_script("pass", tmp_path, walls=("process",), require=("seccomp",))
+    with pytest.raises(ValueError, match=r"^required walls not requested: audit, seccomp$"):
+        run_script("pass", tmp_path, walls=("process",), require=("seccomp", "process", "audit"))
     with pytest.raises(ValueError, match=r"^sandbox code must be text or a path, got int$"):
         run_script(5, tmp_path)  # type: ignore[arg-type]
     with pytest.raises(ValueError) as caught:
@@ -219,8 +221,10 @@ def test_an_unreachable_workspace_is_refused_with_a_hint(tmp_path: Path) -> None
     locked = tmp_path / "locked"
     (locked / "ws").mkdir(parents=True)
     os.chmod(locked, 0o700)
-    with pytest.raises(ValueError, match="fresh_workspace"):
+    with pytest.raises(ValueError) as caught:
         run_script("pass", locked / "ws")
+    hint = "run it in fresh_workspace(...) or under a directory others can enter"
+    assert str(caught.value).endswith(hint)
 
 
 @root_only
@@ -325,7 +329,8 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
         "open('sub/made.txt', 'w').write('x')  # a folder of the workspace is the run's\n"
         "sys.stdout.write(json.dumps({'env': {k: os.environ.get(k) for k in keys},\n"
         "    'utf8': sys.flags.utf8_mode, 'no_site': sys.flags.no_site,\n"
-        "    'no_bytecode': sys.dont_write_bytecode, 'cwd': os.getcwd(), 'file': __file__}))\n"
+        "    'no_bytecode': sys.dont_write_bytecode, 'cwd': os.getcwd(), 'file': __file__,\n"
+        "    'uid': os.getuid()}))\n"
         "sys.stdout.flush(); sys.stdout.buffer.write(b'\\xff')\n"
     )
     root = str(Path(datagauntlet.__file__).resolve().parents[1])
@@ -341,6 +346,8 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
         runs["inside"] = run_script(ws / "inside.py", ws, QUICK)
         runs["outside"] = run_script(outside, ws, QUICK)
         runs["no-process-wall"] = run_script(code, ws, QUICK, walls=("rlimits",))
+        monkeypatch.delenv("PYTHONPATH")
+        runs["no-process-wall, no path"] = run_script(code, ws, QUICK, walls=("rlimits",))
         real = os.path.realpath(ws)
     for run in runs.values():
         assert run.exit_code == 0 and run.stdout.endswith("\ufffd"), run
@@ -357,10 +364,12 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
             "PYTHONPATH": None,
         }
         assert (what["utf8"], what["no_site"], what["no_bytecode"]) == (1, 1, True)
-        assert what["cwd"] == real
+        assert what["cwd"] == real and what["uid"] >= 0x10000  # a uid of its own
     bare = seen["no-process-wall"]  # this process's environment, the package first on the path
     assert bare["env"]["PYTHONPATH"] == os.pathsep.join([root, "/tmp/a"])
     assert (bare["utf8"], bare["no_site"], bare["no_bytecode"]) == (1, 0, True)
+    assert bare["uid"] == os.getuid()  # no process wall: no uid of its own
+    assert seen["no-process-wall, no path"]["env"]["PYTHONPATH"] == root
     assert {k: seen[k]["file"] for k in ("text", "named", "inside", "outside")} == {
         "text": "<script>", "named": "given.py", "inside": "inside.py", "outside": "<outside.py>"
     }  # fmt: skip
@@ -417,3 +426,33 @@ def test_the_uid_sweep_finds_exactly_the_live_processes_of_that_uid() -> None:
         os.waitpid(alive, 0)
         os.waitpid(dead, 0)
     assert _pids_of(uid) == []
+
+
+@root_only
+def test_a_run_reports_the_cpu_and_memory_its_process_used() -> None:
+    burn = "import time\nend = time.process_time() + 0.3\nwhile time.process_time() < end: pass\n"
+    with fresh_workspace() as ws:
+        res = run_script(burn, ws, QUICK)
+    assert res.exit_code == 0
+    assert 0.25 <= res.cpu_s <= res.wall_s + 0.05  # user + system time of the child
+    assert res.max_rss_kb > 1000  # a Python interpreter's resident set, in KiB
+
+
+@root_only
+def test_a_run_ends_when_its_process_exits_even_if_a_child_holds_its_pipes() -> None:
+    # fork is allowed here on purpose (no audit, no seccomp): the child keeps the pipes open
+    code = "import os, time\nif os.fork() == 0:\n    time.sleep(60)\nos._exit(3)\n"
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK.with_(timeout_s=8.0), walls=("process", "rlimits"))
+    assert res.exit_code == 3 and not res.timed_out and res.wall_s < 4
+
+
+@root_only
+def test_output_is_kept_to_the_last_byte_of_the_cap() -> None:
+    code = (
+        "import sys, time\nsys.stdout.write('a' * 999); sys.stdout.flush(); time.sleep(0.3)\n"
+        "sys.stdout.write('b' * 10)\n"
+    )
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK.with_(output_bytes=1000))
+    assert res.stdout == "a" * 999 + "b" and res.truncated

@@ -87,9 +87,15 @@ def test_a_write_refused_for_a_name_too_long_leaves_no_folder_behind(tmp_path: P
     # A component over the file system's 255 bytes passes the 400-character path bound.
     ws = _ws(tmp_path, 64, {"a.txt": "x"})
     before = ws.state_digest()
-    for path in ("new/" + "x" * 300 + "/f.txt", "new/deeper/" + "y" * 300, "z" * 300):
-        with pytest.raises(ToolError, match="File name too long"):
+    refused = {  # the part of the path refused, by name
+        "new/" + "x" * 300 + "/f.txt": "new/" + "x" * 300,
+        "new/deeper/" + "y" * 300: "new/deeper/" + "y" * 300,
+        "z" * 300: "z" * 300,
+    }
+    for path, named in refused.items():
+        with pytest.raises(ToolError) as caught:
             ws.write_file(path, "data")
+        assert str(caught.value) == f"cannot open {named!r}: File name too long", path
         assert sorted(os.listdir(ws.root or "")) == ["a.txt"], path
     assert ws.state_digest() == before
 
@@ -165,6 +171,8 @@ def test_a_protected_folder_ending_in_a_slash_protects_everything_under_it(
     listed = {f["path"]: f["read_only"] for f in ws.list_files()["files"]}
     assert listed == {"input/a.csv": True, "inputs.csv": False, "input2/a.csv": False,
                       "out/input/a.csv": False}  # fmt: skip
+    trailing_x = WorkspaceToolset(tmp_path / "x", protected=("outX/",))
+    assert trailing_x.protected == ("outX/",)
     exact = WorkspaceToolset(tmp_path / "e", files={"a.txt": "x"})  # the files, exactly
     exact.open()
     assert exact.protected == ("a.txt",)
@@ -303,6 +311,10 @@ def test_the_schemas_bound_the_offset_and_the_content() -> None:
         "minimum": 0,
         "description": "byte offset to start reading at (default 0)",
     }
+    for name in ("read_file", "write_file"):
+        schema = tools[name].parameters
+        assert "path" in schema["properties"] and "path" in schema["required"], name
+    assert tools["read_file"].parameters["required"] == ["path"]  # offset is optional
     content = tools["write_file"].parameters["properties"]["content"]
     assert content == {
         "type": "string",

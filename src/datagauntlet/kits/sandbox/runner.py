@@ -46,7 +46,8 @@ def run_script(
     walls = check_names(walls, "walls")
     require = check_names(require, "require")
     if set(require) - set(walls):
-        raise ValueError(f"required walls not requested: {', '.join(set(require) - set(walls))}")
+        missing = sorted(set(require) - set(walls))  # sorted: the same message every run
+        raise ValueError(f"required walls not requested: {', '.join(missing)}")
     ws = Path(os.path.realpath(workspace))
     if not ws.is_dir():
         raise ValueError(f"sandbox workspace is not a directory: {workspace}")
