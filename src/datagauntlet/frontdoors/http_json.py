@@ -48,6 +48,36 @@ def listen_error(host: str, port: int, exc: OSError) -> ValueError:
     return ValueError(f"cannot listen on {host}:{port}: {exc.strerror or exc}")
 
 
+def declared_length(transfer_encoding: str | None, content_length: str | None, limit: int) -> int:
+    """A request body's length from its headers, checked before a byte is read (both the
+    threaded and the asyncio server apply these rules)."""
+    if "chunked" in (transfer_encoding or "").lower():
+        raise HttpError(411, "chunked bodies are not supported; send a Content-Length")
+    if content_length is None:
+        raise HttpError(411, "a Content-Length header is required")
+    text = content_length.strip()
+    if not text.isdigit():
+        raise HttpError(
+            400, f"Content-Length must be a non-negative integer, got {content_length!r}"
+        )
+    length = int(text)
+    if length > limit:
+        raise HttpError(413, f"body of {length} bytes is over this server's limit of {limit} bytes")
+    return length
+
+
+def parse_json_body(data: bytes) -> Any:
+    """A request body as JSON; anything else is a 400 saying why."""
+    if not data.strip():
+        raise HttpError(400, "a JSON body is required")
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise HttpError(400, "body is not valid JSON: nested too deeply") from None
+    except ValueError as exc:
+        raise HttpError(400, f"body is not valid JSON: {exc}") from None
+
+
 class ByteBudget:
     """Bytes that request bodies may hold at once, across all of a server's threads."""
 
@@ -178,21 +208,11 @@ class JsonHandler(BaseHTTPRequestHandler):
     # --- requests ----------------------------------------------------------------------------
     def read_body(self) -> bytes:
         """The body, after checking its declared length against the limit."""
-        if "chunked" in (self.headers.get("Transfer-Encoding") or "").lower():
-            raise HttpError(411, "chunked bodies are not supported; send a Content-Length")
-        declared = self.headers.get("Content-Length")
-        if declared is None:
-            raise HttpError(411, "a Content-Length header is required")
-        text = declared.strip()
-        if not text.isdigit():
-            raise HttpError(400, f"Content-Length must be a non-negative integer, got {declared!r}")
-        length = int(text)
-        if length > self.MAX_BODY_BYTES:
-            raise HttpError(
-                413,
-                f"body of {length} bytes is over this server's limit of "
-                f"{self.MAX_BODY_BYTES} bytes",
-            )
+        length = declared_length(
+            self.headers.get("Transfer-Encoding"),
+            self.headers.get("Content-Length"),
+            self.MAX_BODY_BYTES,
+        )
         budget = getattr(self.server, "body_budget", None)
         if budget is not None and length:
             if not budget.acquire(length, self.timeout):
@@ -204,15 +224,7 @@ class JsonHandler(BaseHTTPRequestHandler):
         return data
 
     def read_json(self) -> Any:
-        data = self.read_body()
-        if not data.strip():
-            raise HttpError(400, "a JSON body is required")
-        try:
-            return json.loads(data)
-        except RecursionError:
-            raise HttpError(400, "body is not valid JSON: nested too deeply") from None
-        except ValueError as exc:
-            raise HttpError(400, f"body is not valid JSON: {exc}") from None
+        return parse_json_body(self.read_body())
 
     def query_params(self, query: str, allowed: tuple[str, ...]) -> dict[str, str]:
         """Each allowed parameter at most once; any other is a 400 naming what is expected."""

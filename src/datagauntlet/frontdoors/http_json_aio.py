@@ -37,7 +37,9 @@ from datagauntlet.frontdoors.http_json import (
     DRAIN_LIMIT,
     JSON_TYPE,
     HttpError,
+    declared_length,
     listen_error,
+    parse_json_body,
 )
 
 MAX_HEAD_BYTES = 64 * 1024
@@ -125,20 +127,11 @@ class Request:
 
     async def read_body(self) -> bytes:
         """The body, after checking its declared length against the limit."""
-        limit = self.server.MAX_BODY_BYTES
-        if "chunked" in self.headers.get("transfer-encoding", "").lower():
-            raise HttpError(411, "chunked bodies are not supported; send a Content-Length")
-        declared = self.headers.get("content-length")
-        if declared is None:
-            raise HttpError(411, "a Content-Length header is required")
-        text = declared.strip()
-        if not text.isdigit():
-            raise HttpError(400, f"Content-Length must be a non-negative integer, got {declared!r}")
-        length = int(text)
-        if length > limit:
-            raise HttpError(
-                413, f"body of {length} bytes is over this server's limit of {limit} bytes"
-            )
+        length = declared_length(
+            self.headers.get("transfer-encoding"),
+            self.headers.get("content-length"),
+            self.server.MAX_BODY_BYTES,
+        )
         if length and not await self.server._budget.acquire(length, self.server.socket_timeout):
             raise HttpError(503, "the server is busy with other large bodies; retry")
         self.held = length
@@ -158,15 +151,7 @@ class Request:
         return parts[0] if len(parts) == 1 else b"".join(parts)
 
     async def read_json(self) -> Any:
-        data = await self.read_body()
-        if not data.strip():
-            raise HttpError(400, "a JSON body is required")
-        try:
-            return json.loads(data)
-        except RecursionError:
-            raise HttpError(400, "body is not valid JSON: nested too deeply") from None
-        except ValueError as exc:
-            raise HttpError(400, f"body is not valid JSON: {exc}") from None
+        return parse_json_body(await self.read_body())
 
     async def drain(self) -> None:
         """Read and drop what is left of a refused body (bounded), so the answer is seen."""
