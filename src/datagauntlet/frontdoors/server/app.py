@@ -31,7 +31,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
-from datagauntlet.frontdoors.server import heap, ws
+from datagauntlet.frontdoors.server import ws
 from datagauntlet.frontdoors.server.forward import Peers, send_json
 from datagauntlet.frontdoors.server.protocol import (
     ANSWER_FIELDS,
@@ -206,7 +206,6 @@ def build_app(
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Any) -> AsyncIterator[None]:
-        heap.settle(store)
         reaper = asyncio.create_task(_reap_forever(store))
         store.tally.mark_ready()
         try:

@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from datagauntlet.frontdoors.server import heap
 from datagauntlet.frontdoors.server.sessions import Limits, SessionStore
 
 # Long enough for a call that grades (a sandboxed script, a 2 s SQL budget) to answer.
@@ -58,6 +59,7 @@ def uvicorn_server(app: Any, limits: Limits) -> Any:
         ws_per_message_deflate=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+    config.load()  # import the protocol and loop modules now, before the heap is frozen
     return uvicorn.Server(config)
 
 
@@ -83,7 +85,9 @@ def serve(
     from datagauntlet.frontdoors.server.app import build_app
 
     sock = bind(host, port)
+    store = SessionStore(limits)
+    server = uvicorn_server(build_app(store, allowed_hosts), limits)
+    heap.settle(store)
     (announce or announce_default)(f"http://{host}:{sock.getsockname()[1]}")
-    server = uvicorn_server(build_app(SessionStore(limits), allowed_hosts), limits)
     server.run(sockets=[sock])  # run() sets up uvloop where installed
     return 0
