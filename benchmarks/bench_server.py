@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -242,7 +243,7 @@ def soak_windows(end: float) -> list[tuple[float, float]]:
         edges.append(edges[-1] + 300)
     if end - edges[-1] >= 60:
         edges.append(end)
-    return list(zip(edges, edges[1:], strict=False))
+    return list(itertools.pairwise(edges))
 
 
 def rss_at(rss: list[tuple[float, list[float], int]], t: float, k: int) -> float:
@@ -431,9 +432,7 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
         )
         report.add(
             f"RSS per worker at min {', '.join(f'{b / 60:.0f}' for _, b in windows)}",
-            " / ".join(
-                " | ".join(f"{rss_at(rss, b, k):.1f}" for _, b in windows) for k in workers
-            ),
+            " / ".join(" | ".join(f"{rss_at(rss, b, k):.1f}" for _, b in windows) for k in workers),
             "MB",
         )
     report.show()

@@ -48,4 +48,3 @@ def settle(store: Any) -> None:
     gc.collect()
     gc.freeze()
     gc.set_threshold(YOUNG, *OLDER)
-
