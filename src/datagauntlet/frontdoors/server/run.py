@@ -11,6 +11,7 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from datagauntlet.frontdoors.malloc_arenas import cap_malloc_arenas
 from datagauntlet.frontdoors.server import heap
 from datagauntlet.frontdoors.server.sessions import Limits, SessionStore
 
@@ -47,6 +48,9 @@ def need_uvicorn() -> Any:
 
 def uvicorn_server(app: Any, limits: Limits) -> Any:
     uvicorn = need_uvicorn()
+    # Before any episode thread starts: every thread would get an arena of its own otherwise,
+    # each keeping the high-water mark of the worlds built on it.
+    cap_malloc_arenas()
     # Every call hops between the event loop and its episode's thread; a shorter switch interval
     # keeps a busy thread from holding the GIL 5 ms while the loop has replies to send.
     sys.setswitchinterval(0.0005)
