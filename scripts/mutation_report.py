@@ -29,6 +29,7 @@ import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent.txt"
@@ -36,6 +37,9 @@ SURVIVING = ROOT / "docs" / "mutation" / "surviving.txt"  # survivors left alive
 TIMES = ROOT / "mutants" / "run-times.json"
 RUNS = ROOT / "mutants" / "runs.jsonl"  # every timed run since `mutants/` was made
 LOG = ROOT / "mutants" / "mutmut-run.log"
+CPU_LOG = ROOT / "mutants" / "cpu-by-mutant.jsonl"  # written by tests/conftest.py, a line a mutant
+LOAD_LOG = ROOT / "mutants" / "loadavg.jsonl"  # /proc/loadavg sampled during a run
+LOAD_EVERY_S = 15.0
 KILLED = {"killed", "timeout", "segfault"}
 # mutmut's children wait on sandboxed runs and process start-up: at 2 they kept the 2 cores
 # about 60% idle, at 4 they keep them busy (each mutant's CPU is capped by tests/conftest.py).
@@ -50,20 +54,46 @@ def _load() -> tuple[float, float, float]:
     return tuple(float(x) for x in Path("/proc/loadavg").read_text().split()[:3])  # type: ignore[return-value]
 
 
+def _idle_jiffies() -> tuple[int, int]:
+    """(idle, total) CPU jiffies of the whole machine since boot, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields)
+
+
+def _sample_load(start: float, log: TextIO, seen: list[float]) -> None:
+    idle, total = _idle_jiffies()
+    load = _load()
+    seen.append(load[0])
+    line = {"t_s": round(time.monotonic() - start, 1), "load": load, "idle_jiffies": idle}
+    log.write(json.dumps(line | {"total_jiffies": total}) + "\n")
+    log.flush()
+
+
 def run(mutants: list[str]) -> int:
-    """One `mutmut run` (all mutants not yet judged, or the named ones), timed."""
+    """One `mutmut run` (all mutants not yet judged, or the named ones), timed, load sampled."""
     (ROOT / "mutants").mkdir(exist_ok=True)
     judged_before = _judged()
     load_before = _load()
+    idle_before, total_before = _idle_jiffies()
     start = time.monotonic()
-    with LOG.open("w") as log:
-        code = subprocess.call(
+    seen: list[float] = []
+    with LOG.open("w") as log, LOAD_LOG.open("a") as samples:
+        child = subprocess.Popen(
             [_mutmut(), "run", "--max-children", str(WORKERS), *mutants],
             cwd=ROOT,
             stdout=log,
             stderr=subprocess.STDOUT,
         )
+        while True:
+            _sample_load(start, samples, seen)
+            try:
+                code = child.wait(timeout=LOAD_EVERY_S)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+        _sample_load(start, samples, seen)
     wall = time.monotonic() - start
+    idle_after, total_after = _idle_jiffies()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     times = {
         "wall_s": round(wall, 1),
@@ -72,6 +102,11 @@ def run(mutants: list[str]) -> int:
         "cores": os.cpu_count() or 1,
         "load_before": load_before,
         "load_after": _load(),
+        "load_sampled": [min(seen), round(sum(seen) / len(seen), 2), max(seen)],  # min, mean, max
+        # the machine's busy share over the run, every process counted (neighbours too)
+        "machine_busy": round(
+            1 - (idle_after - idle_before) / max(1, total_after - total_before), 3
+        ),
         "nice": os.nice(0),
         "mutants_named": len(mutants),
         "judged_before": judged_before,
@@ -111,6 +146,23 @@ def load_results() -> dict[str, str]:
         if sep:
             results[name] = status.strip()
     return results
+
+
+def cpu_by_module(path: Path = CPU_LOG) -> dict[str, dict[str, float]]:
+    """Per module: mutants whose tests ran to the end, and their CPU seconds (mean, sum)."""
+    last: dict[str, float] = {}  # a mutant judged again: its latest run counts
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                row = json.loads(line)
+                last[row["mutant"]] = float(row["cpu_s"])
+    spent: dict[str, list[float]] = defaultdict(list)
+    for mutant, cpu in last.items():
+        spent[module_of(mutant)].append(cpu)
+    return {
+        m: {"mutants": len(v), "mean_s": sum(v) / len(v), "sum_s": sum(v)}
+        for m, v in sorted(spent.items())
+    }
 
 
 def load_equivalent(path: Path = EQUIVALENT) -> dict[str, str]:
@@ -158,6 +210,7 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
         "stale_equivalent": sorted(set(equivalent) - set(results)),
         "surviving": {n: r for n, r in load_equivalent(SURVIVING).items() if n in results},
         "times": json.loads(TIMES.read_text()) if TIMES.is_file() else None,
+        "cpu_by_module": cpu_by_module(),
         "runs": [json.loads(x) for x in RUNS.read_text().splitlines()] if RUNS.is_file() else [],
     }
 
@@ -200,6 +253,22 @@ def render(summary: dict[str, object]) -> str:
             f"{times['load_after'][0]:.2f} after"
             + (f" ({times['mutants_named']} named mutants)" if times["mutants_named"] else "")
         )
+        if "load_sampled" in times:
+            low, mean, high = times["load_sampled"]
+            lines.append(
+                f"load average sampled every {LOAD_EVERY_S:.0f} s during it: {low:.2f}-{high:.2f} "
+                f"(mean {mean:.2f}); the machine was {times['machine_busy']:.0%} busy"
+            )
+    cpu: dict[str, dict[str, float]] = summary.get("cpu_by_module") or {}  # type: ignore[assignment]
+    if cpu:
+        lines.append(
+            f"\n{'CPU per judged mutant (tests + sandboxed children)':<46}      n  mean s   sum s"
+        )
+        for module, c in cpu.items():
+            lines.append(f"{module:<46} {c['mutants']:>6} {c['mean_s']:>7.2f} {c['sum_s']:>7.0f}")
+        n = sum(c["mutants"] for c in cpu.values())
+        total = sum(c["sum_s"] for c in cpu.values())
+        lines.append(f"{'all':<46} {n:>6} {total / n:>7.2f} {total:>7.0f}")
     runs: list[dict[str, float]] = summary["runs"]  # type: ignore[assignment]
     if len(runs) > 1:
         wall = sum(r["wall_s"] for r in runs)
