@@ -219,6 +219,10 @@ def test_a_prefix_is_never_shorter_than_the_limit_at_any_limit() -> None:
         [[1, 2], [3], [], ["ab", "c"] * 5, list(range(12))],
         {"a": [{"id": i, "v": "x" * (i % 3)} for i in range(15)], "b": [[7] * 9]},
         [list(range(i)) for i in range(9)],
+        {"s": "abcdefghij" * 3, "t": [True, None, 1.5, False], "u": None, "v": 7, "w": True},
+        "a top-level string \u00e9\n" * 3,
+        [True, False, None, 2.5, "xy", '"quoted"'],
+        {"k\u00e9y": {"inner": [1, 2]}, "l": [[["deep"]]], "z": "tail" * 5},
     ]
     for value in values:
         full = canonical_json(value)

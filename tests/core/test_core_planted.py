@@ -21,6 +21,7 @@ from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task, loads_strict
 from datagauntlet.core.final_answer import FinalAnswer
+from datagauntlet.core.limits import Limits
 from datagauntlet.core.score import Score
 from datagauntlet.core.seeding import Keyed, SecretMissing, hash64, task_seed, unit
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
@@ -544,3 +545,128 @@ def test_a_refused_call_logs_its_answer_and_a_long_tool_name_cut_to_the_bound() 
                 cut = "n" * (TOOL_NAME_CHARS - 3) + "..."
                 assert logged == cut and len(logged) == TOOL_NAME_CHARS
     assert ep.log.chain_intact()
+
+
+# --- the episode's own rules (survivors of the from-scratch mutation run, docs/mutation/) ----
+class TickEpisode(Episode[GuessConfig]):
+    system_prompt = "tick"  # type: ignore[assignment]
+    prompt = "tick until told to stop"  # type: ignore[assignment]
+
+    @tool("Tick once.", params({"n": {"type": "integer"}}), mutates=True)
+    def tick(self, n: int) -> dict[str, Any]:
+        if n < 0:
+            raise ToolError("n must not be negative")
+        if n == 13:
+            raise KeyError("unlucky")  # a bug in the env: must not reach the agent
+        self.note(seen=n)
+        return {"n": n, "text": "x" * n}
+
+    def _grade(self) -> Score:
+        return Score.build(GUESS_WEIGHTS, {"right": 0.0})
+
+    def fingerprint(self) -> str:
+        return ""
+
+
+class TickEnv(GuessEnv):
+    limits = Limits(max_turns=3, executed_calls_are_turns=True)
+
+    def episode(self, task: Task) -> TickEpisode:  # type: ignore[override]
+        return TickEpisode(self, task)
+
+
+def _ticks(turns: int = 3) -> TickEpisode:
+    env = TickEnv(GuessConfig(max_turns=turns))
+    return env.episode(env.tasks("eval", 1)[0])
+
+
+def test_a_fresh_episode_is_open_not_done_and_has_made_no_call() -> None:
+    ep = _ticks()
+    assert (ep.done, ep.closed, ep.stop_reason) == (False, False, None)
+    assert (ep.calls, ep.executed_calls, ep.max_calls) == (0, 0, None)
+    assert ep.tool_names == ["tick"]
+
+
+def test_executed_calls_are_turns_when_the_env_says_so_and_only_executed_ones() -> None:
+    ep = _ticks(3)
+    ep.call("tick", {"n": -1})  # refused by the tool: not a turn
+    ep.call("nope", {})  # unknown: not a turn
+    ep.call("tick", {"n": 13})  # an internal error: not executed, not a turn
+    assert ep.executed_calls == 0 and not ep.done
+    ep.call("tick", {"n": 1})
+    ep.call("tick", {"n": 2})
+    assert ep.executed_calls == 2 and not ep.done
+    ep.call("tick", {"n": 3})
+    assert ep.done and ep.stop_reason == "turn limit" and ep.executed_calls == 3
+    over = ep.call("tick", {"n": 4})
+    assert over == {"error": "the episode is over (turn limit); no more tool calls"}
+    # without the env's say-so, executed calls are not turns
+    plain = GuessEnv(GuessConfig(max_turns=1))
+    guess = plain.episode(plain.tasks("eval", 1)[0])
+    guess.call("say", {"n": -1})
+    assert guess.executed_calls == 0 and not guess.done
+
+
+def test_each_logged_call_keeps_its_outcome_summary_and_notes() -> None:
+    ep = _ticks(10)
+    ep.call("tick", {"n": 2})
+    ep.call("tick", {"n": -1})
+    ep.call("tick", {"n": 13})
+    ep.call("tick", "not json")
+    done, refused, crashed, unreadable = ep.log.entries
+    assert (done.executed, done.summary, done.detail) == (True, '{"n":2,"text":"xx"}', {"seen": 2})
+    assert (refused.executed, refused.detail) == (False, {})
+    assert refused.summary == '{"error":"n must not be negative"}'
+    assert (crashed.executed, crashed.detail) == (False, {"internal_error": True})
+    assert crashed.summary == '{"error":"internal error in tick: KeyError: \'unlucky\'"}'
+    assert unreadable.tool == "tick" and unreadable.executed is False
+    assert unreadable.summary.startswith('{"error":"arguments are not valid JSON')
+    assert ep.log.chain_intact()
+
+
+def test_a_long_result_is_summarized_to_the_summary_bound_with_a_visible_cut() -> None:
+    from datagauntlet.core.episode import SUMMARY_CHARS, summarize
+
+    for size in range(SUMMARY_CHARS - 25, SUMMARY_CHARS + 5):
+        result = {"s": "y" * size}
+        full = canonical_json(result)
+        got = summarize(result)
+        if len(full) <= SUMMARY_CHARS:
+            assert got == full, size
+        else:
+            assert got == full[: SUMMARY_CHARS - 3] + "...", size
+            assert len(got) == SUMMARY_CHARS
+    ep = _ticks(10)
+    ep.call("tick", {"n": 1000})
+    assert ep.log.entries[-1].summary == summarize({"n": 1000, "text": "x" * 1000})
+
+
+def test_a_tool_name_of_exactly_the_bound_is_kept_and_a_longer_one_is_cut() -> None:
+    from datagauntlet.core.episode import TOOL_NAME_CHARS
+
+    ep = _ticks(10)
+    for name in ("t" * TOOL_NAME_CHARS, "t" * (TOOL_NAME_CHARS + 1)):
+        ep.call(name, {})
+    kept, cut = (e.tool for e in ep.log.entries)
+    assert kept == "t" * TOOL_NAME_CHARS
+    assert cut == "t" * (TOOL_NAME_CHARS - 3) + "..."
+
+
+def test_a_tool_declared_twice_is_refused_naming_who_declared_it_again() -> None:
+    class Twice(Toolset):
+        @tool("Tick once.", params({"n": {"type": "integer"}}), mutates=False)
+        def tick(self, n: int) -> dict[str, Any]:
+            return {}
+
+    class TwiceEpisode(TickEpisode):
+        def toolsets(self) -> list[Toolset]:
+            return [Twice()]
+
+    class TwiceEnv(TickEnv):
+        def episode(self, task: Task) -> TwiceEpisode:  # type: ignore[override]
+            return TwiceEpisode(self, task)
+
+    env = TwiceEnv(GuessConfig())
+    with pytest.raises(TypeError) as caught:
+        env.episode(env.tasks("eval", 1)[0])
+    assert str(caught.value) == "tool 'tick' is declared twice (again by TwiceEpisode)"

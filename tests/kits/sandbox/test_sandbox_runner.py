@@ -163,6 +163,29 @@ def test_limits_are_reported_as_violations() -> None:
 
 
 @root_only
+def test_sqlite_opening_a_database_outside_the_workspace_is_a_kernel_refusal(
+    tmp_path: Path,
+) -> None:
+    # SQLite opens an ATTACHed file itself, past the audit hook: the kernel walls refuse it,
+    # and the run's result must say so (judged against the run's own workspace).
+    outside = tmp_path / "elsewhere.db"
+    _ledger(outside)
+    code = (
+        "import sqlite3\nc = sqlite3.connect('db.sqlite')\n"
+        f"c.execute(\"ATTACH DATABASE '{outside}' AS o\")\n"
+        "print(c.execute('SELECT count(*) FROM o.ledger').fetchone())\n"
+    )
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK)
+        inside = run_script(code.replace(str(outside), "other.db"), ws, QUICK)
+    assert res.exit_code != 0 and "(3,)" not in res.stdout
+    refused = [v for v in res.violations if (v.wall, v.event) == ("kernel", "refused")]
+    assert refused and str(outside) in refused[0].detail, res.violations
+    assert inside.exit_code != 0  # an empty database of its own: no such table, not a wall
+    assert not [v for v in inside.violations if v.wall == "kernel"], inside.violations
+
+
+@root_only
 def test_forged_report_lines_do_not_raise_walls() -> None:
     # the script writes wall lines into every pipe it holds; only lines before it started count
     code = (
@@ -343,6 +366,8 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
         outside.write_text(code)
         runs["text"] = run_script(code, ws, QUICK)
         runs["named"] = run_script(code, ws, QUICK, filename="given.py")
+        runs["bytes"] = run_script(code.encode(), ws, QUICK)
+        runs["bytes, named"] = run_script(code.encode(), ws, QUICK, filename="b.py")
         runs["inside"] = run_script(ws / "inside.py", ws, QUICK)
         runs["outside"] = run_script(outside, ws, QUICK)
         runs["no-process-wall"] = run_script(code, ws, QUICK, walls=("rlimits",))
@@ -352,7 +377,8 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     for run in runs.values():
         assert run.exit_code == 0 and run.stdout.endswith("\ufffd"), run
     seen = {k: json.loads(r.stdout[:-1]) for k, r in runs.items()}
-    for name in ("text", "named", "inside", "outside"):
+    given = ("text", "named", "bytes", "bytes, named", "inside", "outside")
+    for name in given:
         what = seen[name]
         assert what["env"] == {
             "HOME": real,
@@ -370,8 +396,9 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     assert (bare["utf8"], bare["no_site"], bare["no_bytecode"]) == (1, 0, True)
     assert bare["uid"] == os.getuid()  # no process wall: no uid of its own
     assert seen["no-process-wall, no path"]["env"]["PYTHONPATH"] == root
-    assert {k: seen[k]["file"] for k in ("text", "named", "inside", "outside")} == {
-        "text": "<script>", "named": "given.py", "inside": "inside.py", "outside": "<outside.py>"
+    assert {k: seen[k]["file"] for k in given} == {
+        "text": "<script>", "named": "given.py", "bytes": "<script>", "bytes, named": "b.py",
+        "inside": "inside.py", "outside": "<outside.py>",
     }  # fmt: skip
 
 

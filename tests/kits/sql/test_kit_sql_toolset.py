@@ -61,8 +61,9 @@ def test_a_borrowed_connection_stays_open_and_writable_after_close(
     sql.close()
     sql.close()
     conn.execute("INSERT INTO orders VALUES ('new', 1)")  # the authorizer is gone
-    with pytest.raises(ToolError, match="closed"):
+    with pytest.raises(ToolError) as refused:
         sql.run_sql("SELECT 1")
+    assert str(refused.value) == "the SQL connection is closed"  # the words an agent reads
 
 
 def test_an_owned_file_connection_is_read_only_and_closed(tmp_path: Path) -> None:
