@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -670,3 +671,93 @@ def test_a_tool_declared_twice_is_refused_naming_who_declared_it_again() -> None
     with pytest.raises(TypeError) as caught:
         env.episode(env.tasks("eval", 1)[0])
     assert str(caught.value) == "tool 'tick' is declared twice (again by TwiceEpisode)"
+
+
+def test_weights_must_sum_to_one_and_each_be_positive() -> None:
+    from datagauntlet.core.score import check_weights
+
+    check_weights({"a": 0.25, "b": 0.75})
+    check_weights({"a": 0.1, "b": 0.2, "c": 0.7})  # a float sum within rounding of 1
+    for weights in ({"a": 0.5}, {"a": 0.6, "b": 0.6}, {"a": 1.0 + 1e-6}):
+        with pytest.raises(ValueError) as caught:
+            check_weights(weights)
+        assert str(caught.value) == f"component weights must sum to 1, got {sum(weights.values())}"
+    for weights in ({"a": 1.0, "b": 0.0}, {"a": 1.5, "b": -0.5}):
+        with pytest.raises(ValueError) as caught:
+            check_weights(weights)
+        assert str(caught.value) == "component weights must be positive"
+
+
+def test_a_score_refuses_components_that_differ_from_its_weights_naming_them() -> None:
+    weights = {"a": 0.5, "b": 0.5}
+    cases = {
+        "missing {'b'}, extra set()": {"a": 1.0},
+        "missing set(), extra {'c'}": {"a": 1.0, "b": 1.0, "c": 1.0},
+        "missing {'b'}, extra {'c'}": {"a": 1.0, "c": 1.0},
+    }
+    for named, values in cases.items():
+        with pytest.raises(ValueError) as caught:
+            Score.build(weights, values)
+        assert str(caught.value) == f"components differ from weights: {named}"
+    score = Score.build(weights, {"a": 1.0, "b": 0.25})
+    assert score.components == {
+        "a": {"value": 1.0, "weight": 0.5},
+        "b": {"value": 0.25, "weight": 0.5},
+    }
+    assert score.reward == 0.625
+
+
+# --- seeding: the edges of each draw -----------------------------------------------------------
+def test_keyed_draws_at_their_edges() -> None:
+    keyed = Keyed(11)
+    u = keyed.unit("edge", 3)
+    assert keyed.chance("edge", 3, u) is False  # unit < p: a draw equal to p is not a hit
+    assert keyed.chance("edge", 3, math.nextafter(u, 1.0)) is True
+    assert keyed.randint("r", 0, 5, 5) == 5  # a one-value range is that value
+    for call, message in (
+        (lambda: keyed.randint("r", 0, 5, 4), "empty range [5, 4]"),
+        (lambda: keyed.choice("c", 0, []), "choice from an empty sequence"),
+        (lambda: keyed.sample("s", [1, 2], 3), "sample of 3 from 2 items"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+    items = list(range(40))
+    for k in (0, 1, 5, 40):
+        assert keyed.sample("s", items, k) == keyed.shuffled("s", items)[:k]
+    assert keyed.sample("s", items, 5) != items[:5]
+
+
+def test_stream_draws_at_their_edges() -> None:
+    first = Keyed(12).stream("edge").unit()
+    assert Keyed(12).stream("edge").chance(first) is False
+    assert Keyed(12).stream("edge").chance(math.nextafter(first, 1.0)) is True
+    assert Keyed(12).stream("r").randint(3, 3) == 3
+    stream = Keyed(12).stream("bad")
+    for call, message in (
+        (lambda: stream.randint(5, 4), "empty range [5, 4]"),
+        (lambda: stream.choice([]), "choice from an empty sequence"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+
+
+def test_an_integer_index_draws_as_its_decimal_text_at_every_size() -> None:
+    # The counter fast path must give the bytes the general path gives, up to its bounds.
+    keyed = Keyed(13)
+    for index in (0, 7, -7, 10**29, 10**30 - 1, 10**30, -(10**30) + 1, -(10**30), 10**31,
+                  11**30, -(10**31), 10**40):  # fmt: skip
+        assert keyed.unit("i", index) == keyed.unit("i", str(index)), index
+
+
+def test_an_unknown_split_is_refused_naming_every_choice() -> None:
+    from datagauntlet.core.seeding import ALL_SPLITS, check_split
+
+    check_split("train")
+    check_split("extra", ("extra",))
+    with pytest.raises(ValueError) as caught:
+        check_split("nope", ("extra",))
+    assert (
+        str(caught.value) == f"unknown split 'nope'; expected one of {', '.join(ALL_SPLITS)}, extra"
+    )
