@@ -215,7 +215,7 @@ def test_only_shapes_the_compiler_does_not_know_reach_the_interpreter(
 
 
 def test_a_top_level_check_refuses_what_is_not_an_object() -> None:
-    for schema in _all_tool_schemas() + [params({"a": {}}), {"properties": {}}]:
+    for schema in [*_all_tool_schemas(), params({"a": {}}), {"properties": {}}]:
         compiled = compile_check(schema, top=True)
         for value in AWKWARD:  # arguments are an object: anything else is never accepted
             expected = isinstance(value, dict) and check_object(value, schema, "") is None
