@@ -761,3 +761,77 @@ def test_an_unknown_split_is_refused_naming_every_choice() -> None:
     assert (
         str(caught.value) == f"unknown split 'nope'; expected one of {', '.join(ALL_SPLITS)}, extra"
     )
+
+
+def test_more_episode_rules_each_logged_or_raised_as_stated() -> None:
+    from datagauntlet.core.episode import EpisodeClosed
+
+    ep = _ticks(10)
+    assert ep.call("tick", "   ") == {"error": "tick: missing required argument 'n'"}  # blank: {}
+    ep.call("tick", {"n": math.nan})  # not plain JSON: refused under the tool's name
+    ep.call("nope", {"n": 1})
+    blank, not_plain, unknown = ep.log.entries
+    assert (blank.tool, blank.args, unknown.tool, unknown.args) == ("tick", {}, "nope", {"n": 1})
+    assert not_plain.tool == "tick" and not not_plain.executed
+    ep.finish("enough")
+    ep.call("tick", {"n": 1})
+    after = ep.log.entries[-1]
+    assert (after.tool, after.args, after.executed) == ("tick", {"n": 1}, False)
+    assert after.summary == '{"error":"the episode is over (enough); no more tool calls"}'
+    ep.close()
+    with pytest.raises(EpisodeClosed) as caught:
+        ep.score()
+    assert str(caught.value) == "the episode was closed before it was scored"
+
+
+def test_plain_envs_do_not_count_executed_calls_as_turns_and_backstops_are_set() -> None:
+    class PlainTickEnv(TickEnv):
+        limits = Limits(max_turns=1, max_calls=5)
+
+    env = PlainTickEnv(GuessConfig(max_turns=1))
+    ep = env.episode(env.tasks("eval", 1)[0])
+    assert ep.max_calls == 5
+    ep.call("tick", {"n": 1})
+    ep.call("tick", {"n": 2})
+    assert not ep.done and ep.executed_calls == 2  # counted, but not as turns
+
+
+def test_a_failing_release_is_raised_by_close_once_everything_is_closed() -> None:
+    class Leaky(TickEpisode):
+        def release(self) -> None:
+            raise OSError("could not release the world")
+
+    class LeakyEnv(TickEnv):
+        def episode(self, task: Task) -> Leaky:  # type: ignore[override]
+            return Leaky(self, task)
+
+    env = LeakyEnv(GuessConfig())
+    ep = env.episode(env.tasks("eval", 1)[0])
+    with pytest.raises(OSError, match=r"^could not release the world$"):
+        ep.close()
+    assert ep.closed
+
+
+def test_an_episode_may_take_keyword_arguments_of_its_own() -> None:
+    class Knobbed(TickEpisode):
+        def __init__(self, env: TickEnv, task: Task, *, knob: int = 0) -> None:
+            super().__init__(env, task)
+            self.knob = knob
+
+    env = TickEnv(GuessConfig())
+    ep = Knobbed(env, env.tasks("eval", 1)[0], knob=7)
+    assert ep.knob == 7 and ep.tool_names == ["tick"]
+
+
+def test_a_lone_surrogate_in_what_an_episode_shows_is_hashed_not_raised() -> None:
+    class Odd(TickEpisode):
+        prompt = "tick \ud800 until told"  # type: ignore[assignment]
+
+    class OddEnv(TickEnv):
+        def episode(self, task: Task) -> Odd:  # type: ignore[override]
+            return Odd(self, task)
+
+    env = OddEnv(GuessConfig())
+    task = env.tasks("eval", 1)[0]
+    first, second = env.episode(task), env.episode(task)
+    assert first.version_stamp() == second.version_stamp()

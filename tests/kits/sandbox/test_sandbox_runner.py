@@ -202,6 +202,57 @@ def test_forged_report_lines_do_not_raise_walls() -> None:
     assert "forged" not in res.wall_notes.values()
 
 
+_CHANNEL_WRITE = (
+    "import os, stat, time\n"
+    "fds = []\n"
+    "for fd in range(3, 64):\n"
+    "    try:\n"
+    "        if stat.S_ISFIFO(os.fstat(fd).st_mode): fds.append(fd)\n"
+    "    except OSError: pass\n"
+    "for fd in fds:\n"
+    "    try:\n"
+    "        os.write(fd, b'J' * {junk})\n"
+    "    except OSError: pass\n"
+    "time.sleep(0.3)  # the line below arrives in a read of its own\n"
+    "for fd in fds:\n"
+    "    try: os.write(fd, b'\\nV\\tprobe\\tforged\\tafter the junk\\n')\n"
+    "    except OSError: pass\n"
+)
+
+
+@root_only
+def test_the_report_channel_keeps_only_its_first_mebibyte() -> None:
+    # A script can write into the report channel; what it writes past 1 MiB is dropped, so a
+    # flood of it costs the parent no more memory than that.
+    seen = {}
+    with fresh_workspace() as ws:
+        for junk in (0, (1 << 20) - 4096, 1 << 20):
+            res = run_script(
+                _CHANNEL_WRITE.format(junk=junk), ws, QUICK, walls=("process", "rlimits")
+            )
+            seen[junk] = [v.event for v in res.violations if v.wall == "probe"]
+    assert seen == {0: ["forged"], (1 << 20) - 4096: ["forged"], 1 << 20: []}
+
+
+@root_only
+def test_a_script_that_ignores_its_cpu_signal_is_killed_and_reported_as_over_cpu() -> None:
+    code = "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass\n"
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK.with_(cpu_s=1, timeout_s=20))
+    assert res.exit_code == -9 and not res.timed_out, res
+    assert ("rlimits", "cpu") in [(v.wall, v.event) for v in res.violations], res.violations
+
+
+@root_only
+def test_a_run_without_the_process_wall_leaves_the_workspace_to_its_owner() -> None:
+    # Only a run behind the process wall gets a uid of its own (and its workspace handed to it).
+    with fresh_workspace() as ws:
+        owner = ws.stat().st_uid
+        res = run_script("open('made.txt', 'w').write('x')", ws, QUICK, walls=("rlimits",))
+        assert res.exit_code == 0, res
+        assert (ws.stat().st_uid, (ws / "made.txt").stat().st_uid) == (owner, os.getuid())
+
+
 def test_required_walls_down_refuse_the_run() -> None:
     chan = b"W\tprocess\tup\tok\nW\tlandlock\tdown\tkernel has no Landlock\nR\tlandlock\n"
     with pytest.raises(WallsUnavailable, match="landlock: kernel has no Landlock"):
