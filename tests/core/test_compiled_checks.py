@@ -76,6 +76,7 @@ SYNTHETIC: list[dict[str, Any]] = [
     {"items": {"type": "integer"}},
     {"type": ["string", "integer"], "maxLength": 2, "maximum": 3},
     {"type": "array", "items": params({"a": {"type": "array", "maxItems": 1}}, ["a"])},
+    {"type": ["object", "null"], "required": []},  # an object rule with nothing to check
     {"type": ("string",)},  # shapes the compiler hands to the interpreter
     {"enum": ("a",)},
     {"type": "object", "properties": {"a": {"type": "integer"}}, "minLength": 3},
@@ -219,6 +220,21 @@ def test_a_top_level_check_refuses_what_is_not_an_object() -> None:
         compiled = compile_check(schema, top=True)
         for value in AWKWARD:  # arguments are an object: anything else is never accepted
             expected = isinstance(value, dict) and check_object(value, schema, "") is None
+            assert compiled(value) is expected, (schema, value)
+
+
+def test_a_top_level_shape_the_compiler_hands_over_is_checked_as_an_object() -> None:
+    shapes = [s for s in HANDED_OVER if isinstance(s, dict)]
+    shapes += [{"type": ("object",), "additionalProperties": False}]
+    for schema in shapes:
+        compiled = compile_check(schema, top=True)
+        for value in [v for v in AWKWARD if isinstance(v, dict)]:
+            try:
+                expected = check_object(value, schema, "") is None
+            except Exception as exc:  # the same broken schema fails the same way
+                with pytest.raises(type(exc)):
+                    compiled(value)
+                continue
             assert compiled(value) is expected, (schema, value)
 
 

@@ -555,11 +555,11 @@ class TickEpisode(Episode[GuessConfig]):
 
     @tool("Tick once.", params({"n": {"type": "integer"}}), mutates=True)
     def tick(self, n: int) -> dict[str, Any]:
+        self.note(seen=n)  # noted before any refusal: a refused call keeps its notes
         if n < 0:
             raise ToolError("n must not be negative")
         if n == 13:
             raise KeyError("unlucky")  # a bug in the env: must not reach the agent
-        self.note(seen=n)
         return {"n": n, "text": "x" * n}
 
     def _grade(self) -> Score:
@@ -616,7 +616,7 @@ def test_each_logged_call_keeps_its_outcome_summary_and_notes() -> None:
     ep.call("tick", "not json")
     done, refused, crashed, unreadable = ep.log.entries
     assert (done.executed, done.summary, done.detail) == (True, '{"n":2,"text":"xx"}', {"seen": 2})
-    assert (refused.executed, refused.detail) == (False, {})
+    assert (refused.executed, refused.detail) == (False, {"seen": -1})
     assert refused.summary == '{"error":"n must not be negative"}'
     assert (crashed.executed, crashed.detail) == (False, {"internal_error": True})
     assert crashed.summary == '{"error":"internal error in tick: KeyError: \'unlucky\'"}'
@@ -671,6 +671,19 @@ def test_a_tool_declared_twice_is_refused_naming_who_declared_it_again() -> None
     with pytest.raises(TypeError) as caught:
         env.episode(env.tasks("eval", 1)[0])
     assert str(caught.value) == "tool 'tick' is declared twice (again by TwiceEpisode)"
+
+    class TwoToolsets(TwiceEpisode):
+        def toolsets(self) -> list[Toolset]:
+            return [Twice(), Twice()]
+
+    class TwoToolsetsEnv(TickEnv):
+        def episode(self, task: Task) -> TwoToolsets:  # type: ignore[override]
+            return TwoToolsets(self, task)
+
+    env = TwoToolsetsEnv(GuessConfig())
+    with pytest.raises(TypeError) as caught:
+        env.episode(env.tasks("eval", 1)[0])
+    assert str(caught.value) == "tool 'tick' is declared twice (again by Twice)"
 
 
 def test_weights_must_sum_to_one_and_each_be_positive() -> None:
@@ -835,3 +848,10 @@ def test_a_lone_surrogate_in_what_an_episode_shows_is_hashed_not_raised() -> Non
     task = env.tasks("eval", 1)[0]
     first, second = env.episode(task), env.episode(task)
     assert first.version_stamp() == second.version_stamp()
+
+
+def test_keyed_defaults_are_the_documented_ones() -> None:
+    keyed = Keyed(14)
+    assert keyed.unit("d") == keyed.unit("d", 0)
+    assert keyed.tokens("t", 3) == [keyed.token("t", i, 12) for i in range(3)]
+    assert all(len(t) == 12 for t in keyed.tokens("t", 3))

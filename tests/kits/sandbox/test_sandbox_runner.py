@@ -409,6 +409,7 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     )
     root = str(Path(datagauntlet.__file__).resolve().parents[1])
     monkeypatch.setenv("PYTHONPATH", f"/tmp/a{os.pathsep}{root}{os.pathsep}")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # -B alone must keep it off
     runs = {}
     with fresh_workspace() as ws:
         (ws / "sub").mkdir()
