@@ -203,6 +203,16 @@ def test_an_encoder_built_either_way_writes_what_json_dumps_writes(
     loop.append(loop)
     with pytest.raises(ValueError):
         loose(loop)
+    # a circular value whose first keys need the encoder's options: still dumps's own error
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    for encode, value in (
+        (loose, {"a": Opaque(), "b": cycle}),  # default= is called first
+        (strict, {"b": Opaque(), "a": cycle}),  # keys are sorted: the cycle is met first
+        (loose, {"a": float("nan"), "b": cycle}),  # allow_nan holds for the loose one
+    ):
+        with pytest.raises(ValueError, match="Circular reference"):
+            encode(value)
     with pytest.raises(TypeError):  # a key JSON cannot have is refused, not skipped
         loose({(1, 2): "x"})
     shared = [1]
