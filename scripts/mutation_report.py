@@ -24,6 +24,7 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
@@ -50,6 +51,48 @@ def _mutmut() -> str:
     return str(Path(sys.executable).with_name("mutmut"))
 
 
+# A mutant of the sandbox runner's process sweeps (as root: kill by uid, by process group) can
+# signal every process it sees. In a PID namespace of its own, with its own /proc, the run sees
+# and can signal only what it started, and everything in it ends with the run.
+ISOLATION = ["unshare", "--pid", "--mount-proc", "--kill-child"]
+# The namespace's init: starts mutmut and reaps every process orphaned to it (mutmut itself
+# waits for any child, so it must not be the one orphans are handed to).
+_INIT = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+while True:
+    got, status = os.wait()
+    if got == pid:
+        sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
+def isolated(argv: list[str]) -> list[str]:
+    """`argv` inside a PID namespace of its own, when this process may make one (root, with
+    util-linux's unshare); else `argv` as it is, with a warning on stderr."""
+    if os.geteuid() == 0 and shutil.which(ISOLATION[0]):
+        return [*ISOLATION, sys.executable, "-c", _INIT, *argv]
+    print(
+        "warning: mutmut runs without a PID namespace of its own (that needs root and unshare): "
+        "a mutant of kits/sandbox/runner.py's process sweeps can signal processes outside "
+        "the run",
+        file=sys.stderr,
+    )
+    return argv
+
+
+def _sigkilled() -> list[str]:
+    """Mutants whose tests were killed by SIGKILL (mutmut's "segfault", exit -9)."""
+    found = []
+    for meta in (ROOT / "mutants").glob("**/*.py.meta"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            codes = json.loads(meta.read_text())["exit_code_by_key"]
+            found += [name for name, code in codes.items() if code == -9]
+    return sorted(found)
+
+
 def _load() -> tuple[float, float, float]:
     return tuple(float(x) for x in Path("/proc/loadavg").read_text().split()[:3])  # type: ignore[return-value]
 
@@ -69,6 +112,17 @@ def _sample_load(start: float, log: TextIO, seen: list[float]) -> None:
     log.flush()
 
 
+def _sampled(argv: list[str], log: TextIO, start: float, samples: TextIO, seen: list[float]) -> int:
+    """Run argv to its end, sampling the load average every LOAD_EVERY_S seconds."""
+    child = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    while True:
+        _sample_load(start, samples, seen)
+        try:
+            return child.wait(timeout=LOAD_EVERY_S)
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def run(mutants: list[str]) -> int:
     """One `mutmut run` (all mutants not yet judged, or the named ones), timed, load sampled."""
     (ROOT / "mutants").mkdir(exist_ok=True)
@@ -78,19 +132,14 @@ def run(mutants: list[str]) -> int:
     start = time.monotonic()
     seen: list[float] = []
     with LOG.open("w") as log, LOAD_LOG.open("a") as samples:
-        child = subprocess.Popen(
-            [_mutmut(), "run", "--max-children", str(WORKERS), *mutants],
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
-        while True:
-            _sample_load(start, samples, seen)
-            try:
-                code = child.wait(timeout=LOAD_EVERY_S)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        argv = [_mutmut(), "run", "--max-children", str(WORKERS), *mutants]
+        code = _sampled(isolated(argv), log, start, samples, seen)
+        # A mutant that SIGKILLs its siblings would pass its kill off as theirs: every mutant
+        # killed that way is judged again alone, where only its own tests can die of it.
+        again = _sigkilled()
+        if code == 0 and again:
+            argv = [_mutmut(), "run", "--max-children", "1", *again]
+            code = _sampled(isolated(argv), log, start, samples, seen)
         _sample_load(start, samples, seen)
     wall = time.monotonic() - start
     idle_after, total_after = _idle_jiffies()
@@ -109,6 +158,8 @@ def run(mutants: list[str]) -> int:
         ),
         "nice": os.nice(0),
         "mutants_named": len(mutants),
+        "isolated": isolated(["x"]) != ["x"],
+        "judged_again_alone": again,
         "judged_before": judged_before,
         "judged_after": _judged(),
     }

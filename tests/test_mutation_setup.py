@@ -187,3 +187,22 @@ def test_cpu_per_mutant_is_summed_per_module_and_a_rerun_replaces_its_mutant(
     assert by_module["datagauntlet.core.score"] == {"mutants": 2, "mean_s": 2.5, "sum_s": 5.0}
     assert by_module["datagauntlet.core.seeding"]["mutants"] == 1
     assert report.cpu_by_module(tmp_path / "absent.jsonl") == {}
+
+
+def test_mutmut_runs_in_a_pid_namespace_of_its_own_where_it_can(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", "pass"]
+    monkeypatch.setattr(report.os, "geteuid", lambda: 1000)
+    assert report.isolated(argv) == argv  # not root: as it is (with a warning)
+    monkeypatch.undo()
+    wrapped = report.isolated(argv)
+    if wrapped == argv:
+        pytest.skip("no PID namespace here (needs root and unshare)")
+    assert wrapped[: len(report.ISOLATION)] == report.ISOLATION
+    # inside, the command sees only its own processes, and its exit code comes back out
+    probe = "import os, sys; sys.exit(sum(n.isdigit() for n in os.listdir('/proc')))"
+    assert subprocess.call(report.isolated([sys.executable, "-c", probe])) == 2  # init + itself
