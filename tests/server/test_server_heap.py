@@ -47,3 +47,15 @@ def test_an_env_that_fails_to_warm_does_not_stop_the_rest(restored_gc, monkeypat
     heap.settle(store)
     assert sorted(made) == sorted(e for e in dg.list_envs() if e != "dataclean")
     assert gc.get_freeze_count() > 0
+
+
+def test_the_docs_state_the_settings_the_code_uses() -> None:
+    from pathlib import Path
+
+    from datagauntlet.frontdoors import malloc_arenas
+
+    text = " ".join((Path(__file__).parents[2] / "docs" / "server.md").read_text().split())
+    assert f"collected every {heap.YOUNG:,} allocations instead of 700" in text
+    assert f"every {heap.OLDER[0]} collections of the one below" in text
+    assert heap.OLDER[0] == heap.OLDER[1]
+    assert malloc_arenas.ARENAS == 2 and "(two arenas, as the threaded doors do)" in text
