@@ -137,6 +137,8 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     own = resource.getrusage(resource.RUSAGE_SELF)
     children = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+    if not (config.rootpath / "mutmut-stats.json").is_file():
+        return  # not mutmut's copy of the project (a mutant's name set by hand): no log
     line = json.dumps({"mutant": mutant, "cpu_s": round(cpu, 3)}) + "\n"
     with contextlib.suppress(OSError):  # one short O_APPEND write: workers do not interleave
         fd = os.open(config.rootpath / CPU_LOG, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
