@@ -206,3 +206,37 @@ def test_mutmut_runs_in_a_pid_namespace_of_its_own_where_it_can(
     # inside, the command sees only its own processes, and its exit code comes back out
     probe = "import os, sys; sys.exit(sum(n.isdigit() for n in os.listdir('/proc')))"
     assert subprocess.call(report.isolated([sys.executable, "-c", probe])) == 2  # init + itself
+
+
+def test_a_sandbox_runner_mutant_s_tests_run_as_the_init_of_their_own_pid_namespace() -> None:
+    # A mutated process sweep (as root) then sees only its own tests' processes: it can kill
+    # neither mutmut nor another mutant's tests, and its verdict comes back as it ended.
+    import subprocess
+    import sys
+
+    assert "datagauntlet.kits.sandbox.runner.x__pids_of__mutmut_6".startswith(hook.OWN_NAMESPACE)
+    conftest = str(ROOT / "tests" / "conftest.py")
+    probe = (
+        "import importlib.util, os, sys\n"
+        f"spec = importlib.util.spec_from_file_location('hook', {conftest!r})\n"
+        "hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)\n"
+        "if not hook._in_own_pid_namespace():\n"
+        "    sys.exit(99)\n"
+        "seen = [n for n in os.listdir('/proc') if n.isdigit()]\n"
+        "print(os.getpid(), len(seen), flush=True)\n"
+        "os._exit(5)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if done.returncode == 99:
+        pytest.skip("no PID namespace here (needs root)")
+    assert (done.returncode, done.stdout.split()) == (5, ["1", "1"])  # pid 1, alone in /proc
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe.replace("os._exit(5)", "os.kill(os.getpid(), 9); os._exit(0)"),
+        ],
+        capture_output=True,
+    )
+    # pid 1 ignores a SIGKILL from inside its namespace: it ends by its own os._exit instead
+    assert killed.returncode == 0
