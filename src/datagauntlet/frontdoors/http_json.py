@@ -9,6 +9,8 @@
 - bodies in flight share a byte budget of one maximal body: concurrent large bodies wait their
   turn (a 503 if it does not come within the socket timeout), so six clients sending 24 MB at
   once cost what one does;
+- the process keeps to two malloc arenas (malloc_arenas.py), so bodies parsed on many threads
+  do not each leave their high-water mark in a thread's own arena;
 - a client that hangs up is not an error worth a traceback;
 - a port already in use is a one-line ValueError naming the address.
 """
@@ -22,6 +24,8 @@ import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
+
+from .malloc_arenas import cap_malloc_arenas
 
 JSON_TYPE = "application/json"
 # After a 413 the rest of an oversized body is read and dropped (in small chunks), up to this
@@ -109,6 +113,7 @@ class JsonHTTPServer(ThreadingHTTPServer):
         self, address: tuple[str, int], handler: type[JsonHandler], socket_timeout: float = 30.0
     ) -> None:
         self.socket_timeout = socket_timeout
+        cap_malloc_arenas()
         self.body_budget = ByteBudget(handler.MAX_BODY_BYTES)
         try:
             super().__init__(address, handler)

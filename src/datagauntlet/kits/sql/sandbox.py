@@ -253,6 +253,7 @@ class SqlSandbox:
         conn = self.conn
         setlimit = conn.setlimit
         saved = [(code, setlimit(code, value)) for code, value in self._limit_values]
+        owners = conn.in_transaction  # the owner's own uncommitted writes are not ours to undo
         self._tables = set()
         self._denied = None
         self._text = text
@@ -285,7 +286,7 @@ class SqlSandbox:
             conn.set_progress_handler(None, 0)
             for code, old in saved:
                 setlimit(code, old)
-            if conn.in_transaction:  # reads never open one; never leave the owner's state changed
+            if conn.in_transaction and not owners:  # reads never open one; leave none open
                 conn.rollback()
         return QueryResult(
             columns, rows, truncated_by is not None, cut, tuple(sorted(self._tables)), truncated_by
