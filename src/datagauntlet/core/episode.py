@@ -32,7 +32,15 @@ if TYPE_CHECKING:
     from datagauntlet.core.config import EnvConfig
     from datagauntlet.core.env import Environment
 
-__all__ = ["Episode", "EpisodeClosed", "Task", "ToolError", "fresh_copy", "loads_strict", "summarize"]
+__all__ = [
+    "Episode",
+    "EpisodeClosed",
+    "Task",
+    "ToolError",
+    "fresh_copy",
+    "loads_strict",
+    "summarize",
+]
 
 SUMMARY_CHARS = 240
 # A refused call's arguments are logged whole up to this many characters of canonical JSON,
