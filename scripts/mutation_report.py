@@ -24,11 +24,13 @@ import json
 import os
 import re
 import resource
+import shutil
 import subprocess
 import sys
 import time
 from collections import Counter, defaultdict
 from pathlib import Path
+from typing import TextIO
 
 ROOT = Path(__file__).resolve().parents[1]
 EQUIVALENT = ROOT / "docs" / "mutation" / "equivalent.txt"
@@ -36,6 +38,9 @@ SURVIVING = ROOT / "docs" / "mutation" / "surviving.txt"  # survivors left alive
 TIMES = ROOT / "mutants" / "run-times.json"
 RUNS = ROOT / "mutants" / "runs.jsonl"  # every timed run since `mutants/` was made
 LOG = ROOT / "mutants" / "mutmut-run.log"
+CPU_LOG = ROOT / "mutants" / "cpu-by-mutant.jsonl"  # written by tests/conftest.py, a line a mutant
+LOAD_LOG = ROOT / "mutants" / "loadavg.jsonl"  # /proc/loadavg sampled during a run
+LOAD_EVERY_S = 15.0
 KILLED = {"killed", "timeout", "segfault"}
 # mutmut's children wait on sandboxed runs and process start-up: at 2 they kept the 2 cores
 # about 60% idle, at 4 they keep them busy (each mutant's CPU is capped by tests/conftest.py).
@@ -46,24 +51,98 @@ def _mutmut() -> str:
     return str(Path(sys.executable).with_name("mutmut"))
 
 
+# A mutant of the sandbox runner's process sweeps (as root: kill by uid, by process group) can
+# signal every process it sees. In a PID namespace of its own, with its own /proc, the run sees
+# and can signal only what it started, and everything in it ends with the run.
+ISOLATION = ["unshare", "--pid", "--mount-proc", "--kill-child"]
+# The namespace's init: starts mutmut and reaps every process orphaned to it (mutmut itself
+# waits for any child, so it must not be the one orphans are handed to).
+_INIT = """
+import os, sys
+pid = os.fork()
+if pid == 0:
+    os.execv(sys.argv[1], sys.argv[1:])
+while True:
+    got, status = os.wait()
+    if got == pid:
+        sys.exit(os.waitstatus_to_exitcode(status) % 256)
+"""
+
+
+def isolated(argv: list[str]) -> list[str]:
+    """`argv` inside a PID namespace of its own, when this process may make one (root, with
+    util-linux's unshare); else `argv` as it is, with a warning on stderr."""
+    if os.geteuid() == 0 and shutil.which(ISOLATION[0]):
+        return [*ISOLATION, sys.executable, "-c", _INIT, *argv]
+    print(
+        "warning: mutmut runs without a PID namespace of its own (that needs root and unshare): "
+        "a mutant of kits/sandbox/runner.py's process sweeps can signal processes outside "
+        "the run",
+        file=sys.stderr,
+    )
+    return argv
+
+
+def _sigkilled() -> list[str]:
+    """Mutants whose tests were killed by SIGKILL (mutmut's "segfault", exit -9)."""
+    found = []
+    for meta in (ROOT / "mutants").glob("**/*.py.meta"):
+        with contextlib.suppress(OSError, ValueError, KeyError):
+            codes = json.loads(meta.read_text())["exit_code_by_key"]
+            found += [name for name, code in codes.items() if code == -9]
+    return sorted(found)
+
+
 def _load() -> tuple[float, float, float]:
     return tuple(float(x) for x in Path("/proc/loadavg").read_text().split()[:3])  # type: ignore[return-value]
 
 
+def _idle_jiffies() -> tuple[int, int]:
+    """(idle, total) CPU jiffies of the whole machine since boot, from /proc/stat."""
+    fields = [int(x) for x in Path("/proc/stat").read_text().split("\n", 1)[0].split()[1:]]
+    return fields[3] + fields[4], sum(fields)
+
+
+def _sample_load(start: float, log: TextIO, seen: list[float]) -> None:
+    idle, total = _idle_jiffies()
+    load = _load()
+    seen.append(load[0])
+    line = {"t_s": round(time.monotonic() - start, 1), "load": load, "idle_jiffies": idle}
+    log.write(json.dumps(line | {"total_jiffies": total}) + "\n")
+    log.flush()
+
+
+def _sampled(argv: list[str], log: TextIO, start: float, samples: TextIO, seen: list[float]) -> int:
+    """Run argv to its end, sampling the load average every LOAD_EVERY_S seconds."""
+    child = subprocess.Popen(argv, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT)
+    while True:
+        _sample_load(start, samples, seen)
+        try:
+            return child.wait(timeout=LOAD_EVERY_S)
+        except subprocess.TimeoutExpired:
+            continue
+
+
 def run(mutants: list[str]) -> int:
-    """One `mutmut run` (all mutants not yet judged, or the named ones), timed."""
+    """One `mutmut run` (all mutants not yet judged, or the named ones), timed, load sampled."""
     (ROOT / "mutants").mkdir(exist_ok=True)
     judged_before = _judged()
     load_before = _load()
+    idle_before, total_before = _idle_jiffies()
     start = time.monotonic()
-    with LOG.open("w") as log:
-        code = subprocess.call(
-            [_mutmut(), "run", "--max-children", str(WORKERS), *mutants],
-            cwd=ROOT,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )
+    seen: list[float] = []
+    with LOG.open("w") as log, LOAD_LOG.open("a") as samples:
+        argv = [_mutmut(), "run", "--max-children", str(WORKERS), *mutants]
+        code = _sampled(isolated(argv), log, start, samples, seen)
+        # A mutant that SIGKILLs its siblings would pass its kill off as theirs: every mutant
+        # killed that way is judged again alone, where only its own tests can die of it.
+        again = _sigkilled()
+        if code == 0 and again:
+            argv = [_mutmut(), "run", "--max-children", "1", *again]
+            code = _sampled(isolated(argv), log, start, samples, seen)
+        _sample_load(start, samples, seen)
     wall = time.monotonic() - start
+    idle_after, total_after = _idle_jiffies()
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)
     times = {
         "wall_s": round(wall, 1),
@@ -72,8 +151,15 @@ def run(mutants: list[str]) -> int:
         "cores": os.cpu_count() or 1,
         "load_before": load_before,
         "load_after": _load(),
+        "load_sampled": [min(seen), round(sum(seen) / len(seen), 2), max(seen)],  # min, mean, max
+        # the machine's busy share over the run, every process counted (neighbours too)
+        "machine_busy": round(
+            1 - (idle_after - idle_before) / max(1, total_after - total_before), 3
+        ),
         "nice": os.nice(0),
         "mutants_named": len(mutants),
+        "isolated": isolated(["x"]) != ["x"],
+        "judged_again_alone": again,
         "judged_before": judged_before,
         "judged_after": _judged(),
     }
@@ -111,6 +197,23 @@ def load_results() -> dict[str, str]:
         if sep:
             results[name] = status.strip()
     return results
+
+
+def cpu_by_module(path: Path = CPU_LOG) -> dict[str, dict[str, float]]:
+    """Per module: mutants whose tests ran to the end, and their CPU seconds (mean, sum)."""
+    last: dict[str, float] = {}  # a mutant judged again: its latest run counts
+    if path.is_file():
+        for line in path.read_text().splitlines():
+            with contextlib.suppress(ValueError, KeyError, TypeError):
+                row = json.loads(line)
+                last[row["mutant"]] = float(row["cpu_s"])
+    spent: dict[str, list[float]] = defaultdict(list)
+    for mutant, cpu in last.items():
+        spent[module_of(mutant)].append(cpu)
+    return {
+        m: {"mutants": len(v), "mean_s": sum(v) / len(v), "sum_s": sum(v)}
+        for m, v in sorted(spent.items())
+    }
 
 
 def load_equivalent(path: Path = EQUIVALENT) -> dict[str, str]:
@@ -158,6 +261,7 @@ def summarise(results: dict[str, str], equivalent: dict[str, str]) -> dict[str, 
         "stale_equivalent": sorted(set(equivalent) - set(results)),
         "surviving": {n: r for n, r in load_equivalent(SURVIVING).items() if n in results},
         "times": json.loads(TIMES.read_text()) if TIMES.is_file() else None,
+        "cpu_by_module": cpu_by_module(),
         "runs": [json.loads(x) for x in RUNS.read_text().splitlines()] if RUNS.is_file() else [],
     }
 
@@ -200,6 +304,22 @@ def render(summary: dict[str, object]) -> str:
             f"{times['load_after'][0]:.2f} after"
             + (f" ({times['mutants_named']} named mutants)" if times["mutants_named"] else "")
         )
+        if "load_sampled" in times:
+            low, mean, high = times["load_sampled"]
+            lines.append(
+                f"load average sampled every {LOAD_EVERY_S:.0f} s during it: {low:.2f}-{high:.2f} "
+                f"(mean {mean:.2f}); the machine was {times['machine_busy']:.0%} busy"
+            )
+    cpu: dict[str, dict[str, float]] = summary.get("cpu_by_module") or {}  # type: ignore[assignment]
+    if cpu:
+        lines.append(
+            f"\n{'CPU per judged mutant (tests + sandboxed children)':<46}      n  mean s   sum s"
+        )
+        for module, c in cpu.items():
+            lines.append(f"{module:<46} {c['mutants']:>6} {c['mean_s']:>7.2f} {c['sum_s']:>7.0f}")
+        n = sum(c["mutants"] for c in cpu.values())
+        total = sum(c["sum_s"] for c in cpu.values())
+        lines.append(f"{'all':<46} {n:>6} {total / n:>7.2f} {total:>7.0f}")
     runs: list[dict[str, float]] = summary["runs"]  # type: ignore[assignment]
     if len(runs) > 1:
         wall = sum(r["wall_s"] for r in runs)

@@ -142,3 +142,101 @@ def test_a_survivor_left_alive_is_shown_with_its_reason_and_still_counted(
     markdown = report.survivors_markdown(summary, {"datagauntlet.core.score.x_g__mutmut_9": "same"})
     assert "| `x_f__mutmut_1` |" in markdown and "| survived | a race |" in markdown
     assert "| equivalent | same |" in markdown
+
+
+def test_the_stats_pass_files_a_test_only_under_the_functions_whose_file_chooses_it() -> None:
+    # mutmut then hands each mutant only its file's chosen tests (and times them alone).
+    selection = {
+        "src/datagauntlet/core/score.py": ["tests/core/a.py", "!tests/core/a.py::test_slow"],
+        "src/datagauntlet/core/*": ["tests/core/b.py"],
+    }
+    score, seeding = "datagauntlet.core.score.x_check_weights", "datagauntlet.core.seeding.x_unit"
+    elsewhere = "datagauntlet.frontdoors.serve.x_main"  # no pattern: mutmut's record is kept
+    cases = {
+        "tests/core/a.py::test_quick": {score, elsewhere},
+        "tests/core/a.py::test_slow[1]": {elsewhere},
+        "tests/core/b.py::test_x": {seeding, elsewhere},
+        "tests/other.py::test_y": {elsewhere},
+    }
+    for nodeid, kept in cases.items():
+        hits = {score, seeding, elsewhere}
+        hook.drop_unchosen_hits(nodeid, hits, selection)
+        assert hits == kept, nodeid
+
+
+def test_the_stats_hook_edits_the_set_mutmut_files_tests_from() -> None:
+    # The hook reaches into mutmut's state; if mutmut moves it, this fails instead of the
+    # narrowing silently stopping (the per-mutant deselection would still hold).
+    from mutmut.state import state
+
+    assert isinstance(state()._stats, set)
+
+
+def test_cpu_per_mutant_is_summed_per_module_and_a_rerun_replaces_its_mutant(
+    tmp_path: Path,
+) -> None:
+    log = tmp_path / "cpu.jsonl"
+    log.write_text(
+        '{"mutant": "datagauntlet.core.score.x_f__mutmut_1", "cpu_s": 1.0}\n'
+        '{"mutant": "datagauntlet.core.score.x_f__mutmut_2", "cpu_s": 3.0}\n'
+        "not json\n"
+        '{"mutant": "datagauntlet.core.score.x_f__mutmut_1", "cpu_s": 2.0}\n'
+        '{"mutant": "datagauntlet.core.seeding.x_g__mutmut_1", "cpu_s": 0.5}\n'
+    )
+    by_module = report.cpu_by_module(log)
+    assert by_module["datagauntlet.core.score"] == {"mutants": 2, "mean_s": 2.5, "sum_s": 5.0}
+    assert by_module["datagauntlet.core.seeding"]["mutants"] == 1
+    assert report.cpu_by_module(tmp_path / "absent.jsonl") == {}
+
+
+def test_mutmut_runs_in_a_pid_namespace_of_its_own_where_it_can(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import subprocess
+    import sys
+
+    argv = [sys.executable, "-c", "pass"]
+    monkeypatch.setattr(report.os, "geteuid", lambda: 1000)
+    assert report.isolated(argv) == argv  # not root: as it is (with a warning)
+    monkeypatch.undo()
+    wrapped = report.isolated(argv)
+    if wrapped == argv:
+        pytest.skip("no PID namespace here (needs root and unshare)")
+    assert wrapped[: len(report.ISOLATION)] == report.ISOLATION
+    # inside, the command sees only its own processes, and its exit code comes back out
+    probe = "import os, sys; sys.exit(sum(n.isdigit() for n in os.listdir('/proc')))"
+    assert subprocess.call(report.isolated([sys.executable, "-c", probe])) == 2  # init + itself
+
+
+def test_a_sandbox_runner_mutant_s_tests_run_as_the_init_of_their_own_pid_namespace() -> None:
+    # A mutated process sweep (as root) then sees only its own tests' processes: it can kill
+    # neither mutmut nor another mutant's tests, and its verdict comes back as it ended.
+    import subprocess
+    import sys
+
+    assert "datagauntlet.kits.sandbox.runner.x__pids_of__mutmut_6".startswith(hook.OWN_NAMESPACE)
+    conftest = str(ROOT / "tests" / "conftest.py")
+    probe = (
+        "import importlib.util, os, sys\n"
+        f"spec = importlib.util.spec_from_file_location('hook', {conftest!r})\n"
+        "hook = importlib.util.module_from_spec(spec); spec.loader.exec_module(hook)\n"
+        "if not hook._in_own_pid_namespace():\n"
+        "    sys.exit(99)\n"
+        "seen = [n for n in os.listdir('/proc') if n.isdigit()]\n"
+        "print(os.getpid(), len(seen), flush=True)\n"
+        "os._exit(5)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True)
+    if done.returncode == 99:
+        pytest.skip("no PID namespace here (needs root)")
+    assert (done.returncode, done.stdout.split()) == (5, ["1", "1"])  # pid 1, alone in /proc
+    killed = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            probe.replace("os._exit(5)", "os.kill(os.getpid(), 9); os._exit(0)"),
+        ],
+        capture_output=True,
+    )
+    # pid 1 ignores a SIGKILL from inside its namespace: it ends by its own os._exit instead
+    assert killed.returncode == 0

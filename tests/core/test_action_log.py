@@ -1,5 +1,9 @@
 """The action log is hash-chained: edits, drops and reorders are detected."""
 
+from collections import OrderedDict
+
+import pytest
+
 from datagauntlet.core.action_log import ActionLog
 
 
@@ -118,6 +122,11 @@ def test_entry_hashes_are_the_defined_sha256_for_every_shape_of_entry() -> None:
         ('t\u00fcl "quoted"', {"lone": "\ud800"}, False, "summary \udc00 \n", {"z": [1], "a": 2}),
         ("big", {"blob": "\u00e9" * (_ONE_SLICE + 17)}, True, "", {"rows": list(range(5))}),
         ("empty", {}, True, "x" * 300, {}),
+        # a large submission with lone surrogates in its arguments and its summary: hashed a
+        # slice at a time, still the same bytes
+        ("big lone", {"blob": "\udc80" + "y" * (_ONE_SLICE + 3)}, False, "s \ud800", None),
+        # fields of other types than the usual (a dict subclass): the general encoding
+        ("other types", {"a": 1}, True, "ok", OrderedDict(b=1, a=[2])),
     ]
     for tool, args, executed, summary, detail in cases:
         entry = log.open_entry(tool, args)
@@ -149,3 +158,22 @@ def test_arguments_of_exactly_the_bound_are_kept_and_one_more_are_cut() -> None:
         log.open_entry("t", args)
         log.bound_newest(limit)
         assert (log.entries[-1].args == args) is kept, limit
+
+
+def test_an_open_entry_reads_pending_and_not_executed_until_it_is_closed() -> None:
+    log = ActionLog()
+    entry = log.open_entry("t", {"a": 1})
+    assert (entry.seq, entry.tool, entry.executed, entry.summary) == (0, "t", False, "pending")
+    assert entry.prev_hash == "genesis" and entry.detail == {}
+    log.close_entry(entry, True, "done", {"rows": 2})
+    assert (entry.executed, entry.summary, entry.detail) == (True, "done", {"rows": 2})
+
+
+def test_only_the_newest_entry_can_be_closed() -> None:
+    log = ActionLog()
+    first = log.open_entry("a", {})
+    log.close_entry(first, True, "ok")
+    log.open_entry("b", {})
+    with pytest.raises(RuntimeError) as caught:
+        log.close_entry(first, True, "again")
+    assert str(caught.value) == "only the newest log entry can be closed"

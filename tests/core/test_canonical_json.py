@@ -203,6 +203,16 @@ def test_an_encoder_built_either_way_writes_what_json_dumps_writes(
     loop.append(loop)
     with pytest.raises(ValueError):
         loose(loop)
+    # a circular value whose first keys need the encoder's options: still dumps's own error
+    cycle: dict[str, Any] = {}
+    cycle["self"] = cycle
+    for encode, value in (
+        (loose, {"a": Opaque(), "b": cycle}),  # default= is called first
+        (strict, {"b": Opaque(), "a": cycle}),  # keys are sorted: the cycle is met first
+        (loose, {"a": float("nan"), "b": cycle}),  # allow_nan holds for the loose one
+    ):
+        with pytest.raises(ValueError, match="Circular reference"):
+            encode(value)
     with pytest.raises(TypeError):  # a key JSON cannot have is refused, not skipped
         loose({(1, 2): "x"})
     shared = [1]
@@ -219,6 +229,10 @@ def test_a_prefix_is_never_shorter_than_the_limit_at_any_limit() -> None:
         [[1, 2], [3], [], ["ab", "c"] * 5, list(range(12))],
         {"a": [{"id": i, "v": "x" * (i % 3)} for i in range(15)], "b": [[7] * 9]},
         [list(range(i)) for i in range(9)],
+        {"s": "abcdefghij" * 3, "t": [True, None, 1.5, False], "u": None, "v": 7, "w": True},
+        "a top-level string \u00e9\n" * 3,
+        [True, False, None, 2.5, "xy", '"quoted"'],
+        {"k\u00e9y": {"inner": [1, 2]}, "l": [[["deep"]]], "z": "tail" * 5},
     ]
     for value in values:
         full = canonical_json(value)

@@ -69,9 +69,19 @@ SYNTHETIC: list[dict[str, Any]] = [
         "required": ["a"],
     },
     {"type": ["object", "null"], "properties": {"a": {"type": "integer"}}, "required": ["a"]},
+    # bounds and item rules on a type that is one of several, or on no type at all
+    {"type": ["array", "null"], "maxItems": 1, "items": {"type": "string", "maxLength": 1}},
+    {"type": ["array", "string"], "maxItems": 2, "maxLength": 2},
+    {"maxItems": 1},
+    {"items": {"type": "integer"}},
+    {"type": ["string", "integer"], "maxLength": 2, "maximum": 3},
+    {"type": "array", "items": params({"a": {"type": "array", "maxItems": 1}}, ["a"])},
+    {"type": ["object", "null"], "required": []},  # an object rule with nothing to check
     {"type": ("string",)},  # shapes the compiler hands to the interpreter
     {"enum": ("a",)},
     {"type": "object", "properties": {"a": {"type": "integer"}}, "minLength": 3},
+    {"maximum": "10"},  # a bound that is not a number: the interpreter's own handling
+    {"type": "array", "maxItems": "2"},
 ]
 
 
@@ -193,7 +203,7 @@ def test_only_shapes_the_compiler_does_not_know_reach_the_interpreter(
 
     monkeypatch.setattr(tools, "check_value", interpreter)
     monkeypatch.setattr(tools, "check_object", interpreter)
-    known = [s for s in SYNTHETIC if s not in SYNTHETIC[-3:]] + _all_tool_schemas()
+    known = [s for s in SYNTHETIC if s not in SYNTHETIC[-5:]] + _all_tool_schemas()
     for schema in known:
         for value in AWKWARD:
             tools.compile_check(schema)(value)
@@ -232,3 +242,41 @@ def test_a_schema_that_is_not_plain_json_is_compiled_on_its_own() -> None:
     assert first is not second
     assert first({"k": "a"}) and second({"k": "a"})
     assert not first({"k": "c"}) and not second({"k": "c"})
+
+
+def test_a_top_level_check_refuses_what_is_not_an_object() -> None:
+    for schema in [*_all_tool_schemas(), params({"a": {}}), {"properties": {}}]:
+        compiled = compile_check(schema, top=True)
+        for value in AWKWARD:  # arguments are an object: anything else is never accepted
+            expected = isinstance(value, dict) and check_object(value, schema, "") is None
+            assert compiled(value) is expected, (schema, value)
+
+
+def test_a_top_level_shape_the_compiler_hands_over_is_checked_as_an_object() -> None:
+    shapes = [s for s in HANDED_OVER if isinstance(s, dict)]
+    shapes += [{"type": ("object",), "additionalProperties": False}]
+    for schema in shapes:
+        compiled = compile_check(schema, top=True)
+        for value in [v for v in AWKWARD if isinstance(v, dict)]:
+            try:
+                expected = check_object(value, schema, "") is None
+            except Exception as exc:  # the same broken schema fails the same way
+                with pytest.raises(type(exc)):
+                    compiled(value)
+                continue
+            assert compiled(value) is expected, (schema, value)
+
+
+def test_params_is_a_closed_object_schema_and_spec_is_the_function_calling_form() -> None:
+    props = {"q": {"type": "string"}, "n": {"type": "integer"}}
+    assert params(props) == {
+        "type": "object", "properties": props, "required": ["q", "n"],
+        "additionalProperties": False,
+    }  # fmt: skip
+    assert params(props, required=["n"])["required"] == ["n"]
+    assert params(props, required=[])["required"] == []
+    tool = Tool("find", "Find things.", params(props))
+    assert tool.spec() == {
+        "type": "function",
+        "function": {"name": "find", "description": "Find things.", "parameters": params(props)},
+    }

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task, loads_strict
 from datagauntlet.core.final_answer import FinalAnswer
+from datagauntlet.core.limits import Limits
 from datagauntlet.core.score import Score
 from datagauntlet.core.seeding import Keyed, SecretMissing, hash64, task_seed, unit
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
@@ -544,3 +546,312 @@ def test_a_refused_call_logs_its_answer_and_a_long_tool_name_cut_to_the_bound() 
                 cut = "n" * (TOOL_NAME_CHARS - 3) + "..."
                 assert logged == cut and len(logged) == TOOL_NAME_CHARS
     assert ep.log.chain_intact()
+
+
+# --- the episode's own rules (survivors of the from-scratch mutation run, docs/mutation/) ----
+class TickEpisode(Episode[GuessConfig]):
+    system_prompt = "tick"  # type: ignore[assignment]
+    prompt = "tick until told to stop"  # type: ignore[assignment]
+
+    @tool("Tick once.", params({"n": {"type": "integer"}}), mutates=True)
+    def tick(self, n: int) -> dict[str, Any]:
+        self.note(seen=n)  # noted before any refusal: a refused call keeps its notes
+        if n < 0:
+            raise ToolError("n must not be negative")
+        if n == 13:
+            raise KeyError("unlucky")  # a bug in the env: must not reach the agent
+        return {"n": n, "text": "x" * n}
+
+    def _grade(self) -> Score:
+        return Score.build(GUESS_WEIGHTS, {"right": 0.0})
+
+    def fingerprint(self) -> str:
+        return ""
+
+
+class TickEnv(GuessEnv):
+    limits = Limits(max_turns=3, executed_calls_are_turns=True)
+
+    def episode(self, task: Task) -> TickEpisode:  # type: ignore[override]
+        return TickEpisode(self, task)
+
+
+def _ticks(turns: int = 3) -> TickEpisode:
+    env = TickEnv(GuessConfig(max_turns=turns))
+    return env.episode(env.tasks("eval", 1)[0])
+
+
+def test_a_fresh_episode_is_open_not_done_and_has_made_no_call() -> None:
+    ep = _ticks()
+    assert (ep.done, ep.closed, ep.stop_reason) == (False, False, None)
+    assert (ep.calls, ep.executed_calls, ep.max_calls) == (0, 0, None)
+    assert ep.tool_names == ["tick"]
+
+
+def test_executed_calls_are_turns_when_the_env_says_so_and_only_executed_ones() -> None:
+    ep = _ticks(3)
+    ep.call("tick", {"n": -1})  # refused by the tool: not a turn
+    ep.call("nope", {})  # unknown: not a turn
+    ep.call("tick", {"n": 13})  # an internal error: not executed, not a turn
+    assert ep.executed_calls == 0 and not ep.done
+    ep.call("tick", {"n": 1})
+    ep.call("tick", {"n": 2})
+    assert ep.executed_calls == 2 and not ep.done
+    ep.call("tick", {"n": 3})
+    assert ep.done and ep.stop_reason == "turn limit" and ep.executed_calls == 3
+    over = ep.call("tick", {"n": 4})
+    assert over == {"error": "the episode is over (turn limit); no more tool calls"}
+    # without the env's say-so, executed calls are not turns
+    plain = GuessEnv(GuessConfig(max_turns=1))
+    guess = plain.episode(plain.tasks("eval", 1)[0])
+    guess.call("say", {"n": -1})
+    assert guess.executed_calls == 0 and not guess.done
+
+
+def test_each_logged_call_keeps_its_outcome_summary_and_notes() -> None:
+    ep = _ticks(10)
+    ep.call("tick", {"n": 2})
+    ep.call("tick", {"n": -1})
+    ep.call("tick", {"n": 13})
+    ep.call("tick", "not json")
+    done, refused, crashed, unreadable = ep.log.entries
+    assert (done.executed, done.summary, done.detail) == (True, '{"n":2,"text":"xx"}', {"seen": 2})
+    assert (refused.executed, refused.detail) == (False, {"seen": -1})
+    assert refused.summary == '{"error":"n must not be negative"}'
+    assert (crashed.executed, crashed.detail) == (False, {"internal_error": True})
+    assert crashed.summary == '{"error":"internal error in tick: KeyError: \'unlucky\'"}'
+    assert unreadable.tool == "tick" and unreadable.executed is False
+    assert unreadable.summary.startswith('{"error":"arguments are not valid JSON')
+    assert ep.log.chain_intact()
+
+
+def test_a_long_result_is_summarized_to_the_summary_bound_with_a_visible_cut() -> None:
+    from datagauntlet.core.episode import SUMMARY_CHARS, summarize
+
+    for size in range(SUMMARY_CHARS - 25, SUMMARY_CHARS + 5):
+        result = {"s": "y" * size}
+        full = canonical_json(result)
+        got = summarize(result)
+        if len(full) <= SUMMARY_CHARS:
+            assert got == full, size
+        else:
+            assert got == full[: SUMMARY_CHARS - 3] + "...", size
+            assert len(got) == SUMMARY_CHARS
+    ep = _ticks(10)
+    ep.call("tick", {"n": 1000})
+    assert ep.log.entries[-1].summary == summarize({"n": 1000, "text": "x" * 1000})
+
+
+def test_a_tool_name_of_exactly_the_bound_is_kept_and_a_longer_one_is_cut() -> None:
+    from datagauntlet.core.episode import TOOL_NAME_CHARS
+
+    ep = _ticks(10)
+    for name in ("t" * TOOL_NAME_CHARS, "t" * (TOOL_NAME_CHARS + 1)):
+        ep.call(name, {})
+    kept, cut = (e.tool for e in ep.log.entries)
+    assert kept == "t" * TOOL_NAME_CHARS
+    assert cut == "t" * (TOOL_NAME_CHARS - 3) + "..."
+
+
+def test_a_tool_declared_twice_is_refused_naming_who_declared_it_again() -> None:
+    class Twice(Toolset):
+        @tool("Tick once.", params({"n": {"type": "integer"}}), mutates=False)
+        def tick(self, n: int) -> dict[str, Any]:
+            return {}
+
+    class TwiceEpisode(TickEpisode):
+        def toolsets(self) -> list[Toolset]:
+            return [Twice()]
+
+    class TwiceEnv(TickEnv):
+        def episode(self, task: Task) -> TwiceEpisode:  # type: ignore[override]
+            return TwiceEpisode(self, task)
+
+    env = TwiceEnv(GuessConfig())
+    with pytest.raises(TypeError) as caught:
+        env.episode(env.tasks("eval", 1)[0])
+    assert str(caught.value) == "tool 'tick' is declared twice (again by TwiceEpisode)"
+
+    class TwoToolsets(TwiceEpisode):
+        def toolsets(self) -> list[Toolset]:
+            return [Twice(), Twice()]
+
+    class TwoToolsetsEnv(TickEnv):
+        def episode(self, task: Task) -> TwoToolsets:  # type: ignore[override]
+            return TwoToolsets(self, task)
+
+    env = TwoToolsetsEnv(GuessConfig())
+    with pytest.raises(TypeError) as caught:
+        env.episode(env.tasks("eval", 1)[0])
+    assert str(caught.value) == "tool 'tick' is declared twice (again by Twice)"
+
+
+def test_weights_must_sum_to_one_and_each_be_positive() -> None:
+    from datagauntlet.core.score import check_weights
+
+    check_weights({"a": 0.25, "b": 0.75})
+    check_weights({"a": 0.1, "b": 0.2, "c": 0.7})  # a float sum within rounding of 1
+    for weights in ({"a": 0.5}, {"a": 0.6, "b": 0.6}, {"a": 1.0 + 1e-6}):
+        with pytest.raises(ValueError) as caught:
+            check_weights(weights)
+        assert str(caught.value) == f"component weights must sum to 1, got {sum(weights.values())}"
+    for weights in ({"a": 1.0, "b": 0.0}, {"a": 1.5, "b": -0.5}):
+        with pytest.raises(ValueError) as caught:
+            check_weights(weights)
+        assert str(caught.value) == "component weights must be positive"
+
+
+def test_a_score_refuses_components_that_differ_from_its_weights_naming_them() -> None:
+    weights = {"a": 0.5, "b": 0.5}
+    cases = {
+        "missing {'b'}, extra set()": {"a": 1.0},
+        "missing set(), extra {'c'}": {"a": 1.0, "b": 1.0, "c": 1.0},
+        "missing {'b'}, extra {'c'}": {"a": 1.0, "c": 1.0},
+    }
+    for named, values in cases.items():
+        with pytest.raises(ValueError) as caught:
+            Score.build(weights, values)
+        assert str(caught.value) == f"components differ from weights: {named}"
+    score = Score.build(weights, {"a": 1.0, "b": 0.25})
+    assert score.components == {
+        "a": {"value": 1.0, "weight": 0.5},
+        "b": {"value": 0.25, "weight": 0.5},
+    }
+    assert score.reward == 0.625
+
+
+# --- seeding: the edges of each draw -----------------------------------------------------------
+def test_keyed_draws_at_their_edges() -> None:
+    keyed = Keyed(11)
+    u = keyed.unit("edge", 3)
+    assert keyed.chance("edge", 3, u) is False  # unit < p: a draw equal to p is not a hit
+    assert keyed.chance("edge", 3, math.nextafter(u, 1.0)) is True
+    assert keyed.randint("r", 0, 5, 5) == 5  # a one-value range is that value
+    for call, message in (
+        (lambda: keyed.randint("r", 0, 5, 4), "empty range [5, 4]"),
+        (lambda: keyed.choice("c", 0, []), "choice from an empty sequence"),
+        (lambda: keyed.sample("s", [1, 2], 3), "sample of 3 from 2 items"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+    items = list(range(40))
+    for k in (0, 1, 5, 40):
+        assert keyed.sample("s", items, k) == keyed.shuffled("s", items)[:k]
+    assert keyed.sample("s", items, 5) != items[:5]
+
+
+def test_stream_draws_at_their_edges() -> None:
+    first = Keyed(12).stream("edge").unit()
+    assert Keyed(12).stream("edge").chance(first) is False
+    assert Keyed(12).stream("edge").chance(math.nextafter(first, 1.0)) is True
+    assert Keyed(12).stream("r").randint(3, 3) == 3
+    stream = Keyed(12).stream("bad")
+    for call, message in (
+        (lambda: stream.randint(5, 4), "empty range [5, 4]"),
+        (lambda: stream.choice([]), "choice from an empty sequence"),
+    ):
+        with pytest.raises(ValueError) as caught:
+            call()
+        assert str(caught.value) == message
+
+
+def test_an_integer_index_draws_as_its_decimal_text_at_every_size() -> None:
+    # The counter fast path must give the bytes the general path gives, up to its bounds.
+    keyed = Keyed(13)
+    for index in (0, 7, -7, 10**29, 10**30 - 1, 10**30, -(10**30) + 1, -(10**30), 10**31,
+                  11**30, -(10**31), 10**40):  # fmt: skip
+        assert keyed.unit("i", index) == keyed.unit("i", str(index)), index
+
+
+def test_an_unknown_split_is_refused_naming_every_choice() -> None:
+    from datagauntlet.core.seeding import ALL_SPLITS, check_split
+
+    check_split("train")
+    check_split("extra", ("extra",))
+    with pytest.raises(ValueError) as caught:
+        check_split("nope", ("extra",))
+    assert (
+        str(caught.value) == f"unknown split 'nope'; expected one of {', '.join(ALL_SPLITS)}, extra"
+    )
+
+
+def test_more_episode_rules_each_logged_or_raised_as_stated() -> None:
+    from datagauntlet.core.episode import EpisodeClosed
+
+    ep = _ticks(10)
+    assert ep.call("tick", "   ") == {"error": "tick: missing required argument 'n'"}  # blank: {}
+    ep.call("tick", {"n": math.nan})  # not plain JSON: refused under the tool's name
+    ep.call("nope", {"n": 1})
+    blank, not_plain, unknown = ep.log.entries
+    assert (blank.tool, blank.args, unknown.tool, unknown.args) == ("tick", {}, "nope", {"n": 1})
+    assert not_plain.tool == "tick" and not not_plain.executed
+    ep.finish("enough")
+    ep.call("tick", {"n": 1})
+    after = ep.log.entries[-1]
+    assert (after.tool, after.args, after.executed) == ("tick", {"n": 1}, False)
+    assert after.summary == '{"error":"the episode is over (enough); no more tool calls"}'
+    ep.close()
+    with pytest.raises(EpisodeClosed) as caught:
+        ep.score()
+    assert str(caught.value) == "the episode was closed before it was scored"
+
+
+def test_plain_envs_do_not_count_executed_calls_as_turns_and_backstops_are_set() -> None:
+    class PlainTickEnv(TickEnv):
+        limits = Limits(max_turns=1, max_calls=5)
+
+    env = PlainTickEnv(GuessConfig(max_turns=1))
+    ep = env.episode(env.tasks("eval", 1)[0])
+    assert ep.max_calls == 5
+    ep.call("tick", {"n": 1})
+    ep.call("tick", {"n": 2})
+    assert not ep.done and ep.executed_calls == 2  # counted, but not as turns
+
+
+def test_a_failing_release_is_raised_by_close_once_everything_is_closed() -> None:
+    class Leaky(TickEpisode):
+        def release(self) -> None:
+            raise OSError("could not release the world")
+
+    class LeakyEnv(TickEnv):
+        def episode(self, task: Task) -> Leaky:  # type: ignore[override]
+            return Leaky(self, task)
+
+    env = LeakyEnv(GuessConfig())
+    ep = env.episode(env.tasks("eval", 1)[0])
+    with pytest.raises(OSError, match=r"^could not release the world$"):
+        ep.close()
+    assert ep.closed
+
+
+def test_an_episode_may_take_keyword_arguments_of_its_own() -> None:
+    class Knobbed(TickEpisode):
+        def __init__(self, env: TickEnv, task: Task, *, knob: int = 0) -> None:
+            super().__init__(env, task)
+            self.knob = knob
+
+    env = TickEnv(GuessConfig())
+    ep = Knobbed(env, env.tasks("eval", 1)[0], knob=7)
+    assert ep.knob == 7 and ep.tool_names == ["tick"]
+
+
+def test_a_lone_surrogate_in_what_an_episode_shows_is_hashed_not_raised() -> None:
+    class Odd(TickEpisode):
+        prompt = "tick \ud800 until told"  # type: ignore[assignment]
+
+    class OddEnv(TickEnv):
+        def episode(self, task: Task) -> Odd:  # type: ignore[override]
+            return Odd(self, task)
+
+    env = OddEnv(GuessConfig())
+    task = env.tasks("eval", 1)[0]
+    first, second = env.episode(task), env.episode(task)
+    assert first.version_stamp() == second.version_stamp()
+
+
+def test_keyed_defaults_are_the_documented_ones() -> None:
+    keyed = Keyed(14)
+    assert keyed.unit("d") == keyed.unit("d", 0)
+    assert keyed.tokens("t", 3) == [keyed.token("t", i, 12) for i in range(3)]
+    assert all(len(t) == 12 for t in keyed.tokens("t", 3))

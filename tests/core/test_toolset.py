@@ -262,3 +262,27 @@ def test_a_refused_call_keeps_a_bounded_preview_of_what_it_was_sent() -> None:
     assert len(canonical_json(big.args)) < REFUSED_ARGS_CHARS
     assert len(canonical_json(text.args)) < REFUSED_ARGS_CHARS and len(name.tool) <= 200
     assert small.args == {"by": "small"} and ep.log.chain_intact()
+
+
+def test_parameters_that_depend_on_the_owner_are_made_for_each_owner() -> None:
+    # A static description with per-owner parameters: each owner declares its own schema, and
+    # a tool wholly static is the same object for every owner.
+    class Sized(Toolset):
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        @tool("Echo a short text.", lambda self: params({"q": {"maxLength": self.n}}))
+        def echo(self, q: str) -> dict[str, Any]:
+            return {"q": q}
+
+        @tool("Say hello.")
+        def hello(self) -> dict[str, Any]:
+            return {}
+
+    small, large = Sized(2), Sized(9)
+    echo_small, hello_small = (b.tool for b in small.tools())
+    echo_large, hello_large = (b.tool for b in large.tools())
+    assert echo_small.parameters["properties"]["q"] == {"maxLength": 2}
+    assert echo_large.parameters["properties"]["q"] == {"maxLength": 9}
+    assert not echo_large.accepts({"q": "x" * 10}) and echo_large.accepts({"q": "x" * 9})
+    assert hello_small is hello_large  # made once: nothing in it depends on the owner

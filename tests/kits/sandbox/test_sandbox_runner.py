@@ -163,6 +163,29 @@ def test_limits_are_reported_as_violations() -> None:
 
 
 @root_only
+def test_sqlite_opening_a_database_outside_the_workspace_is_a_kernel_refusal(
+    tmp_path: Path,
+) -> None:
+    # SQLite opens an ATTACHed file itself, past the audit hook: the kernel walls refuse it,
+    # and the run's result must say so (judged against the run's own workspace).
+    outside = tmp_path / "elsewhere.db"
+    _ledger(outside)
+    code = (
+        "import sqlite3\nc = sqlite3.connect('db.sqlite')\n"
+        f"c.execute(\"ATTACH DATABASE '{outside}' AS o\")\n"
+        "print(c.execute('SELECT count(*) FROM o.ledger').fetchone())\n"
+    )
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK)
+        inside = run_script(code.replace(str(outside), "other.db"), ws, QUICK)
+    assert res.exit_code != 0 and "(3,)" not in res.stdout
+    refused = [v for v in res.violations if (v.wall, v.event) == ("kernel", "refused")]
+    assert refused and str(outside) in refused[0].detail, res.violations
+    assert inside.exit_code != 0  # an empty database of its own: no such table, not a wall
+    assert not [v for v in inside.violations if v.wall == "kernel"], inside.violations
+
+
+@root_only
 def test_forged_report_lines_do_not_raise_walls() -> None:
     # the script writes wall lines into every pipe it holds; only lines before it started count
     code = (
@@ -177,6 +200,57 @@ def test_forged_report_lines_do_not_raise_walls() -> None:
         res = run_script(code, ws, QUICK, walls=("process", "rlimits"))
     assert res.walls == ("process", "rlimits")
     assert "forged" not in res.wall_notes.values()
+
+
+_CHANNEL_WRITE = (
+    "import os, stat, time\n"
+    "fds = []\n"
+    "for fd in range(3, 64):\n"
+    "    try:\n"
+    "        if stat.S_ISFIFO(os.fstat(fd).st_mode): fds.append(fd)\n"
+    "    except OSError: pass\n"
+    "for fd in fds:\n"
+    "    try:\n"
+    "        os.write(fd, b'J' * {junk})\n"
+    "    except OSError: pass\n"
+    "time.sleep(0.3)  # the line below arrives in a read of its own\n"
+    "for fd in fds:\n"
+    "    try: os.write(fd, b'\\nV\\tprobe\\tforged\\tafter the junk\\n')\n"
+    "    except OSError: pass\n"
+)
+
+
+@root_only
+def test_the_report_channel_keeps_only_its_first_mebibyte() -> None:
+    # A script can write into the report channel; what it writes past 1 MiB is dropped, so a
+    # flood of it costs the parent no more memory than that.
+    seen = {}
+    with fresh_workspace() as ws:
+        for junk in (0, (1 << 20) - 4096, 1 << 20):
+            res = run_script(
+                _CHANNEL_WRITE.format(junk=junk), ws, QUICK, walls=("process", "rlimits")
+            )
+            seen[junk] = [v.event for v in res.violations if v.wall == "probe"]
+    assert seen == {0: ["forged"], (1 << 20) - 4096: ["forged"], 1 << 20: []}
+
+
+@root_only
+def test_a_script_that_ignores_its_cpu_signal_is_killed_and_reported_as_over_cpu() -> None:
+    code = "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass\n"
+    with fresh_workspace() as ws:
+        res = run_script(code, ws, QUICK.with_(cpu_s=1, timeout_s=20))
+    assert res.exit_code == -9 and not res.timed_out, res
+    assert ("rlimits", "cpu") in [(v.wall, v.event) for v in res.violations], res.violations
+
+
+@root_only
+def test_a_run_without_the_process_wall_leaves_the_workspace_to_its_owner() -> None:
+    # Only a run behind the process wall gets a uid of its own (and its workspace handed to it).
+    with fresh_workspace() as ws:
+        owner = ws.stat().st_uid
+        res = run_script("open('made.txt', 'w').write('x')", ws, QUICK, walls=("rlimits",))
+        assert res.exit_code == 0, res
+        assert (ws.stat().st_uid, (ws / "made.txt").stat().st_uid) == (owner, os.getuid())
 
 
 def test_required_walls_down_refuse_the_run() -> None:
@@ -335,6 +409,7 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     )
     root = str(Path(datagauntlet.__file__).resolve().parents[1])
     monkeypatch.setenv("PYTHONPATH", f"/tmp/a{os.pathsep}{root}{os.pathsep}")
+    monkeypatch.delenv("PYTHONDONTWRITEBYTECODE", raising=False)  # -B alone must keep it off
     runs = {}
     with fresh_workspace() as ws:
         (ws / "sub").mkdir()
@@ -343,6 +418,8 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
         outside.write_text(code)
         runs["text"] = run_script(code, ws, QUICK)
         runs["named"] = run_script(code, ws, QUICK, filename="given.py")
+        runs["bytes"] = run_script(code.encode(), ws, QUICK)
+        runs["bytes, named"] = run_script(code.encode(), ws, QUICK, filename="b.py")
         runs["inside"] = run_script(ws / "inside.py", ws, QUICK)
         runs["outside"] = run_script(outside, ws, QUICK)
         runs["no-process-wall"] = run_script(code, ws, QUICK, walls=("rlimits",))
@@ -352,7 +429,8 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     for run in runs.values():
         assert run.exit_code == 0 and run.stdout.endswith("\ufffd"), run
     seen = {k: json.loads(r.stdout[:-1]) for k, r in runs.items()}
-    for name in ("text", "named", "inside", "outside"):
+    given = ("text", "named", "bytes", "bytes, named", "inside", "outside")
+    for name in given:
         what = seen[name]
         assert what["env"] == {
             "HOME": real,
@@ -370,8 +448,9 @@ def test_the_script_runs_in_utf8_mode_with_the_workspace_as_home_and_no_site(
     assert (bare["utf8"], bare["no_site"], bare["no_bytecode"]) == (1, 0, True)
     assert bare["uid"] == os.getuid()  # no process wall: no uid of its own
     assert seen["no-process-wall, no path"]["env"]["PYTHONPATH"] == root
-    assert {k: seen[k]["file"] for k in ("text", "named", "inside", "outside")} == {
-        "text": "<script>", "named": "given.py", "inside": "inside.py", "outside": "<outside.py>"
+    assert {k: seen[k]["file"] for k in given} == {
+        "text": "<script>", "named": "given.py", "bytes": "<script>", "bytes, named": "b.py",
+        "inside": "inside.py", "outside": "<outside.py>",
     }  # fmt: skip
 
 

@@ -68,6 +68,11 @@ def test_cells_are_cut_past_the_limit_only(db: sqlite3.Connection) -> None:
     )
     assert res.rows == [["0x01" + CUT_MARK]] and res.cells_cut == 1
     assert SqlSandbox(db, lim).query("SELECT 'ab'").cells_cut == 0
+    # the count is over every row shown, and only those (no byte bound: the one-fetch path)
+    rows = "SELECT 'abcdefg', 'x' UNION ALL SELECT 'abcdefgh', 'abcdefgh'"
+    assert sandbox.query(rows).cells_cut == 3
+    one_row = SandboxLimits(max_cell_chars=6, max_rows=1)
+    assert SqlSandbox(db, one_row).query(rows).cells_cut == 1
 
 
 @pytest.mark.parametrize(
@@ -154,6 +159,33 @@ def test_a_long_query_within_budget_answers_and_a_runaway_one_is_stopped_by_step
     with pytest.raises(SqlRefused) as caught:
         SqlSandbox(db, tight).query(count.format(10**7))
     assert str(caught.value).startswith("query stopped: it went over the sandbox budget")
+
+
+def test_a_query_may_use_exactly_its_step_budget_and_not_one_check_more(
+    db: sqlite3.Connection,
+) -> None:
+    query = (
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 3000) "
+        "SELECT count(*) FROM n"
+    )
+    per_check = 100
+    checks = 0
+
+    def count() -> int:
+        nonlocal checks
+        checks += 1
+        return 0
+
+    probe = sqlite3.connect(":memory:")  # the same SQLite counts the same steps
+    probe.set_progress_handler(count, per_check)
+    probe.execute(query).fetchall()
+    probe.close()
+    assert checks > 3
+    exact = SandboxLimits(max_steps=checks * per_check, steps_per_check=per_check)
+    assert SqlSandbox(db, exact).query(query).rows == [[3000]]  # the budget is not "over"
+    short = SandboxLimits(max_steps=checks * per_check - 1, steps_per_check=per_check)
+    with pytest.raises(SqlRefused, match="over the sandbox budget"):
+        SqlSandbox(db, short).query(query)
 
 
 def test_why_rows_stopped_short_is_named(db: sqlite3.Connection) -> None:

@@ -49,8 +49,39 @@ def test_the_declared_schema_follows_the_limits(conn: sqlite3.Connection) -> Non
     sql = SqlToolset(conn, SandboxLimits(max_query_chars=300), description="Query the shop.")
     (bound,) = sql.tools()
     assert bound.tool.name == "run_sql" and bound.tool.description == "Query the shop."
-    assert bound.tool.parameters["properties"]["query"]["maxLength"] == 300
+    assert bound.tool.parameters["properties"]["query"] == {
+        "type": "string", "maxLength": 300, "description": "one SQLite SELECT statement"
+    }  # fmt: skip
+    assert bound.tool.parameters["required"] == ["query"]
     assert not bound.tool.mutates
+
+
+def test_a_toolset_never_opened_answers_that_its_connection_is_closed(
+    conn: sqlite3.Connection,
+) -> None:
+    with pytest.raises(ToolError) as refused:
+        SqlToolset(conn).run_sql("SELECT 1")
+    assert str(refused.value) == "the SQL connection is closed"
+
+
+def test_an_owned_connection_answers_from_another_thread(tmp_path: Path) -> None:
+    # Front doors open an episode in one thread and may serve its calls from another.
+    import threading
+
+    path = tmp_path / "shop.db"
+    setup = sqlite3.connect(path)
+    _fill(setup)
+    setup.close()
+    sql = SqlToolset(path)
+    sql.open()
+    answers: list[object] = []
+    worker = threading.Thread(
+        target=lambda: answers.append(sql.run_sql("SELECT count(*) FROM orders"))
+    )
+    worker.start()
+    worker.join(10)
+    sql.close()
+    assert len(answers) == 1 and answers[0]["rows"] == [[80]]  # type: ignore[index]
 
 
 def test_a_borrowed_connection_stays_open_and_writable_after_close(
@@ -61,8 +92,9 @@ def test_a_borrowed_connection_stays_open_and_writable_after_close(
     sql.close()
     sql.close()
     conn.execute("INSERT INTO orders VALUES ('new', 1)")  # the authorizer is gone
-    with pytest.raises(ToolError, match="closed"):
+    with pytest.raises(ToolError) as refused:
         sql.run_sql("SELECT 1")
+    assert str(refused.value) == "the SQL connection is closed"  # the words an agent reads
 
 
 def test_an_owned_file_connection_is_read_only_and_closed(tmp_path: Path) -> None:

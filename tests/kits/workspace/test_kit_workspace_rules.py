@@ -76,6 +76,7 @@ def test_refusals_say_what_was_refused(tmp_path: Path) -> None:
         "missing/a.csv": "no such file in the workspace: 'missing'",
         "input/missing.csv": "no such file in the workspace: 'input/missing.csv'",
         "q" * 300: f"cannot open {'q' * 300!r}: File name too long",
+        "input/" + "q" * 300 + "/more/a.csv": f"cannot open {'input/' + 'q' * 300!r}: File name",
     }
     for path, message in cases.items():
         with pytest.raises(ToolError) as caught:
@@ -90,6 +91,7 @@ def test_a_write_refused_for_a_name_too_long_leaves_no_folder_behind(tmp_path: P
     refused = {  # the part of the path refused, by name
         "new/" + "x" * 300 + "/f.txt": "new/" + "x" * 300,
         "new/deeper/" + "y" * 300: "new/deeper/" + "y" * 300,
+        "new/" + "w" * 300 + "/more/f.txt": "new/" + "w" * 300,  # named up to the part refused
         "z" * 300: "z" * 300,
     }
     for path, named in refused.items():
@@ -179,6 +181,20 @@ def test_a_protected_folder_ending_in_a_slash_protects_everything_under_it(
     assert exact.write_file("a.txt2", "y")["status"] == "written"
     with pytest.raises(ToolError, match="read-only"):
         exact.write_file("./a.txt", "y")
+
+
+def test_a_protected_path_is_taken_as_written_and_one_outside_the_workspace_is_refused(
+    tmp_path: Path,
+) -> None:
+    spaced = WorkspaceToolset(tmp_path / "s", protected=("draft ", "notes/ "))
+    assert spaced.protected == ("draft ", "notes/ ")  # a trailing space is part of the name
+    spaced.open()
+    assert spaced.write_file("draft", "y")["status"] == "written"
+    with pytest.raises(ToolError, match="read-only"):
+        spaced.write_file("draft ", "y")
+    for absolute in ("/etc/", "/etc/passwd"):  # an env's mistake fails loudly, never protects
+        with pytest.raises(ToolError, match="outside the workspace"):
+            WorkspaceToolset(tmp_path / "a", protected=(absolute,))
 
 
 LIMITS = ["max_read_bytes", "max_write_bytes", "max_total_bytes", "max_files"]
