@@ -215,6 +215,35 @@ def test_only_shapes_the_compiler_does_not_know_reach_the_interpreter(
         assert calls == [schema], schema
 
 
+def test_tools_with_the_same_schema_share_one_compiled_check() -> None:
+    """A tool whose schema is a function of its owner is a new Tool every episode: its check
+    is compiled once per schema, not once per episode, and a different schema gets its own."""
+    env = dg.make("bad-batch-gate")
+    tasks = env.tasks("eval", 2)
+    checks = []
+    for task in tasks:
+        ep = env.episode(task)
+        tool = ep.bound_tool("run_sql").tool
+        checks.append(tool.accepts)
+        ep.close()
+    assert checks[0] is checks[1]
+    schema = params({"query": {"type": "string", "maxLength": 5, "description": "q"}})
+    other = params({"query": {"type": "string", "maxLength": 6, "description": "q"}})
+    short, longer = Tool("t", "d", schema).accepts, Tool("t", "d", other).accepts
+    assert short is not longer
+    assert not short({"query": "abcdef"}) and longer({"query": "abcdef"})
+    assert Tool("u", "e", copy.deepcopy(schema)).accepts is short  # equal text, one check
+
+
+def test_a_schema_that_is_not_plain_json_is_compiled_on_its_own() -> None:
+    # A set where JSON has a list: no canonical text to share a check under.
+    odd = {"type": "object", "properties": {"k": {"enum": {"a", "b"}}}, "required": ["k"]}
+    first, second = Tool("t", "d", odd).accepts, Tool("t", "d", copy.deepcopy(odd)).accepts
+    assert first is not second
+    assert first({"k": "a"}) and second({"k": "a"})
+    assert not first({"k": "c"}) and not second({"k": "c"})
+
+
 def test_a_top_level_check_refuses_what_is_not_an_object() -> None:
     for schema in [*_all_tool_schemas(), params({"a": {}}), {"properties": {}}]:
         compiled = compile_check(schema, top=True)

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
 
+from datagauntlet.core.action_log import strict_canonical_json
+
 # A compiled check: True when the value passes; the message is built only when it does not.
 Check = Callable[[Any], bool]
 
@@ -36,8 +38,9 @@ class Tool:
 
     @cached_property
     def accepts(self) -> Check:
-        """This tool's argument check, compiled once from its schema (see `compile_check`)."""
-        return compile_check(self.parameters, top=True)
+        """This tool's argument check, compiled once per schema (see `compile_check`): a tool
+        whose schema depends on its owner is a new `Tool` every episode, its check is not."""
+        return shared_check(self.parameters)
 
     def __getstate__(self) -> dict[str, Any]:
         # The compiled check is a closure: leave it out, the copy compiles its own.
@@ -319,6 +322,27 @@ def compile_check(schema: Any, top: bool = False) -> Check:
     # The source is this module's own templates; schema values reach it only as constants.
     exec(compile(code, "<compiled argument check>", "exec"), namespace)
     return namespace["check"]  # type: ignore[no-any-return]
+
+
+# Compiled top-level checks by the schema's canonical JSON text: equal text, equal schema, so
+# the same predicate (a check holds no state). Bounded: schemas made per instance can vary.
+_SHARED_CHECKS: dict[str, Check] = {}
+SHARED_CHECKS_MAX = 256
+
+
+def shared_check(schema: Any) -> Check:
+    """`compile_check(schema, top=True)`, compiled once for every schema with the same
+    canonical JSON; a schema that is not plain JSON is compiled on its own."""
+    try:
+        key = strict_canonical_json(schema)
+    except ValueError:
+        return compile_check(schema, top=True)
+    check = _SHARED_CHECKS.get(key)
+    if check is None:
+        if len(_SHARED_CHECKS) >= SHARED_CHECKS_MAX:
+            _SHARED_CHECKS.clear()
+        check = _SHARED_CHECKS[key] = compile_check(schema, top=True)
+    return check
 
 
 def check_tool_schema(tool: Tool) -> list[str]:

@@ -238,7 +238,9 @@ def test_the_report_channel_keeps_only_its_first_mebibyte() -> None:
 def test_a_script_that_ignores_its_cpu_signal_is_killed_and_reported_as_over_cpu() -> None:
     code = "import signal\nsignal.signal(signal.SIGXCPU, signal.SIG_IGN)\nwhile True: pass\n"
     with fresh_workspace() as ws:
-        res = run_script(code, ws, QUICK.with_(cpu_s=1, timeout_s=20))
+        # a wall budget far above the 2 CPU seconds it needs: a loaded machine must not turn
+        # the CPU kill into a timeout
+        res = run_script(code, ws, QUICK.with_(cpu_s=1, timeout_s=300))
     assert res.exit_code == -9 and not res.timed_out, res
     assert ("rlimits", "cpu") in [(v.wall, v.event) for v in res.violations], res.violations
 
@@ -476,6 +478,40 @@ def test_output_of_exactly_the_flood_bound_is_not_a_flood() -> None:
 
 
 @root_only
+def test_a_process_that_ends_during_the_uid_scan_does_not_stop_it(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # /proc listed a process that has exited by the time its status is read: the scan goes
+    # on to the rest (a pid past pid_max stands for it: its status cannot be opened).
+    from datagauntlet.kits.sandbox.runner import _pids_of
+
+    gone = str(int(Path("/proc/sys/kernel/pid_max").read_text()) + 1)
+    listdir = os.listdir
+    monkeypatch.setattr(
+        os, "listdir", lambda path: [gone, *listdir(path)] if path == "/proc" else listdir(path)
+    )
+    assert _pids_of(os.geteuid()) != []  # this process, at least, is found past the gone one
+    assert os.getpid() in _pids_of(os.geteuid())
+
+
+@root_only
+def test_a_run_without_the_process_wall_signals_no_other_process_of_this_uid() -> None:
+    # Without the process wall the script runs as this process's uid: the sweep for a run's
+    # leftover processes is only for a run's own uid, never this one.
+    bystander = os.fork()
+    if bystander == 0:  # pragma: no cover - the child
+        time.sleep(30)
+        os._exit(0)
+    try:
+        with fresh_workspace() as ws:
+            res = run_script("print('ok')", ws, QUICK, walls=("rlimits",))
+        assert res.exit_code == 0 and res.stdout == "ok\n", res
+        assert os.waitpid(bystander, os.WNOHANG) == (0, 0)  # still running
+    finally:
+        os.kill(bystander, 9)
+        os.waitpid(bystander, 0)
+
+
 def test_the_uid_sweep_finds_exactly_the_live_processes_of_that_uid() -> None:
     import signal
 

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from typing import Any, ClassVar
 
 from datagauntlet.core.action_log import canonical_json
 from datagauntlet.core.env import Environment
-from datagauntlet.core.episode import Episode, Task
+from datagauntlet.core.episode import Episode, Task, fresh_copy
 from datagauntlet.core.score import Score
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 from datagauntlet.envs.bad_batch_gate.cases import Case
@@ -136,7 +135,7 @@ class BadBatchGateEpisode(Episode[BadBatchGateConfig]):
 
     @tool("Read the data contract.")
     def read_contract(self) -> dict[str, Any]:
-        return copy.deepcopy(self.case.contract)  # cases are shared; results are the caller's
+        return fresh_copy(self.case.contract)  # cases are shared; results are the caller's
 
     @tool("List the batches waiting in staging.")
     def list_batches(self) -> dict[str, Any]:
@@ -212,7 +211,7 @@ class BadBatchGateEpisode(Episode[BadBatchGateConfig]):
         self.report = {"loaded": sorted(loaded), "quarantined": sorted(quarantined)}
         self.note(report=self.report)
         self.finish("reported")
-        return {"status": "received", **copy.deepcopy(self.report)}  # the caller's to edit
+        return {"status": "received", **fresh_copy(self.report)}  # the caller's to edit
 
     # --- oracle access and grading ------------------------------------------------------------
     def oracle_truth(self) -> dict[str, Any]:
