@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import itertools
 import json
 import os
 import random
@@ -235,6 +236,21 @@ def slope(rss: list[tuple[float, list[float], int]], t0: float, t1: float, k: in
     return 60 * sum((t - mt) * (r - mr) for t, r in pts) / var
 
 
+def soak_windows(end: float) -> list[tuple[float, float]]:
+    """Minutes 2-5, then 5-10, 10-15, ... (the last window ends at the end of the run)."""
+    edges = [120.0, 300.0]
+    while edges[-1] + 300 <= end:
+        edges.append(edges[-1] + 300)
+    if end - edges[-1] >= 60:
+        edges.append(end)
+    return list(itertools.pairwise(edges))
+
+
+def rss_at(rss: list[tuple[float, list[float], int]], t: float, k: int) -> float:
+    """Worker k's RSS at the sample nearest to t seconds."""
+    return min(rss, key=lambda r: abs(r[0] - t))[1][k]
+
+
 def server_cpu(pids: list[int]) -> float:
     return sum(proc_cpu(pid) for pid in pids)
 
@@ -405,12 +421,19 @@ def show(args: argparse.Namespace, mix: Any, floor: list[float], out: Any, healt
     )
     end = rss[-1][0]
     slopes = None
-    if end >= 400:  # a soak: growth per minute, minutes 2-5 against 5 to the end
-        slopes = [(slope(rss, 120, 300, k), slope(rss, 300, end, k)) for k in workers]
+    if end >= 400:  # a soak: growth per minute over minutes 2-5, then every 5 minutes
+        windows = soak_windows(end)
+        slopes = [[slope(rss, a, b, k) for a, b in windows] for k in workers]
+        names = " | ".join(f"min {a / 60:.0f}-{b / 60:.0f}" for a, b in windows)
         report.add(
-            "RSS growth per worker, min 2-5 | min 5-end",
-            " / ".join(f"{a:+.2f} | {b:+.2f}" for a, b in slopes),
+            f"RSS growth per worker, {names}",
+            " / ".join(" | ".join(f"{x:+.2f}" for x in per) for per in slopes),
             "MB/min",
+        )
+        report.add(
+            f"RSS per worker at min {', '.join(f'{b / 60:.0f}' for _, b in windows)}",
+            " / ".join(" | ".join(f"{rss_at(rss, b, k):.1f}" for _, b in windows) for k in workers),
+            "MB",
         )
     report.show()
     show_envs(run, mix, seconds)

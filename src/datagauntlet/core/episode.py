@@ -159,13 +159,23 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
                 toolset.close()
             except Exception as exc:  # release the rest before reporting it
                 problems.append(exc)
+            toolset.detach()
         self._opened.clear()
         try:
             self.release()
         except Exception as exc:
             problems.append(exc)
+        self._drop_handlers()
         if problems:
             raise problems[0]
+
+    def _drop_handlers(self) -> None:
+        """A closed episode answers no call, so its handlers can go. Each is a bound method of
+        the episode or of a toolset the episode holds: a reference cycle, which kept the whole
+        world alive until the cyclic collector found it (in a server, one long pause freeing
+        many worlds at once). Without them a closed world is freed when its last user drops it.
+        The tools and their specs stay readable."""
+        self._tools = {name: BoundTool(b.tool, _refuse_closed) for name, b in self._tools.items()}
 
     def release(self) -> None:
         """Free resources the env holds outside its toolsets (called once, by `close`)."""
@@ -373,6 +383,10 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
     @property
     def calls(self) -> int:
         return len(self.log)
+
+
+def _refuse_closed(**_args: Any) -> dict[str, Any]:
+    return {"error": CLOSED_ERROR}  # never reached through `call`, which refuses first
 
 
 def fresh_copy(value: Any) -> Any:

@@ -155,6 +155,11 @@ class Toolset:
         """Route `note` to the episode's log entry (the episode calls this before `open`)."""
         self._note_sink = note
 
+    def detach(self) -> None:
+        """Forget the episode's log (the episode calls this when it closes: the sink is its
+        bound method, a reference cycle otherwise)."""
+        self._note_sink = None
+
     def state_digest(self) -> str:
         """A digest of any state the toolset's tools can change ("" if none): part of the
         episode's fingerprint, so a refused call that changed it is caught."""

@@ -132,8 +132,9 @@ class EventReconEpisode(Episode[EventReconConfig]):
             ),
         )
         # run_python: a fresh copy of the live workspace per call; what it writes is discarded
+        root = self.root  # not `self`: a toolset holding the episode would be a cycle
         self.python = PythonToolset(
-            lambda: self.root,
+            lambda: root,
             EXPLORE.with_(
                 timeout_s=cfg.python_timeout_seconds,
                 cpu_s=max(1, int(cfg.python_timeout_seconds)),

@@ -11,6 +11,8 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from datagauntlet.frontdoors.malloc_arenas import cap_malloc_arenas
+from datagauntlet.frontdoors.server import heap
 from datagauntlet.frontdoors.server.sessions import Limits, SessionStore
 
 # Long enough for a call that grades (a sandboxed script, a 2 s SQL budget) to answer.
@@ -46,6 +48,9 @@ def need_uvicorn() -> Any:
 
 def uvicorn_server(app: Any, limits: Limits) -> Any:
     uvicorn = need_uvicorn()
+    # Before any episode thread starts: every thread would get an arena of its own otherwise,
+    # each keeping the high-water mark of the worlds built on it.
+    cap_malloc_arenas()
     # Every call hops between the event loop and its episode's thread; a shorter switch interval
     # keeps a busy thread from holding the GIL 5 ms while the loop has replies to send.
     sys.setswitchinterval(0.0005)
@@ -58,6 +63,7 @@ def uvicorn_server(app: Any, limits: Limits) -> Any:
         ws_per_message_deflate=False,
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
+    config.load()  # import the protocol and loop modules now, before the heap is frozen
     return uvicorn.Server(config)
 
 
@@ -83,7 +89,9 @@ def serve(
     from datagauntlet.frontdoors.server.app import build_app
 
     sock = bind(host, port)
+    store = SessionStore(limits)
+    server = uvicorn_server(build_app(store, allowed_hosts), limits)
+    heap.settle(store)
     (announce or announce_default)(f"http://{host}:{sock.getsockname()[1]}")
-    server = uvicorn_server(build_app(SessionStore(limits), allowed_hosts), limits)
     server.run(sockets=[sock])  # run() sets up uvloop where installed
     return 0

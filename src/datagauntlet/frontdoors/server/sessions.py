@@ -126,7 +126,8 @@ class SessionStore:
     def __contains__(self, session_id: object) -> bool:
         return session_id in self._sessions
 
-    def _env(self, env_id: str, config: dict[str, Any]) -> Environment:
+    def env(self, env_id: str, config: dict[str, Any]) -> Environment:
+        """The env of this id and config, made once (ValueError names an unknown env)."""
         import datagauntlet as dg
 
         key = (env_id, json.dumps(config, sort_keys=True, default=str))
@@ -142,7 +143,7 @@ class SessionStore:
     ) -> Session:
         if task_index < 0:
             raise ValueError(f"task must be >= 0, got {task_index}")
-        env = self._env(env_id, config)
+        env = self.env(env_id, config)
         task = env.make_task(split, task_index)  # ValueError names a bad split
         if not self.tally.hold(self.limits.max_sessions):  # counted across every worker
             raise LimitReached(

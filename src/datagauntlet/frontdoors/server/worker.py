@@ -42,6 +42,7 @@ def main() -> int:
     if not isinstance(settings, dict):
         return 2
 
+    from datagauntlet.frontdoors.server import heap
     from datagauntlet.frontdoors.server.app import build_app
     from datagauntlet.frontdoors.server.forward import Peers
     from datagauntlet.frontdoors.server.run import uvicorn_server
@@ -52,12 +53,14 @@ def main() -> int:
     limits = Limits(**settings["limits"])
     tally = Tally.attach(settings["tally"], settings["workers"], index)
     peers = Peers(index, settings["paths"], settings["secret"], limits.max_body_bytes)
-    app = build_app(SessionStore(limits, tally), settings["allowed_hosts"], peers)
+    store = SessionStore(limits, tally)
+    app = build_app(store, settings["allowed_hosts"], peers)
     public = socket.socket(fileno=settings["public_fd"])
     private = socket.socket(fileno=settings["private_fd"])
     if _stopping:
         return 0
     server = uvicorn_server(app, limits)
+    heap.settle(store)  # before the first request: every env loaded, the start-up heap frozen
     run_dir = os.path.dirname(settings["tally"])
     threading.Thread(target=_watch_lifeline, args=(server, run_dir), daemon=True).start()
     # uvicorn restores the handlers above when it stops and re-raises the signal it caught:
