@@ -17,15 +17,6 @@ CODES = (
 )
 
 
-@pytest.fixture
-def conn() -> sqlite3.Connection:
-    c = sqlite3.connect(":memory:")
-    c.execute("CREATE TABLE t (v TEXT)")
-    c.execute("INSERT INTO t VALUES ('x')")
-    c.commit()
-    return c
-
-
 @pytest.mark.parametrize(
     "query",
     [
