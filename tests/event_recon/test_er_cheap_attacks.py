@@ -67,18 +67,60 @@ def test_the_fixed_script_is_one_text_and_earns_nothing_alone_or_under_a_perfect
     assert scripts == {cheap_attacks.FIXED_SCRIPT}
 
 
-def test_a_schema_only_report_earns_exactly_f_beta_of_its_one_partner() -> None:
-    families = len(env().families(task(T1)))  # type: ignore[attr-defined]
-    for index in (T1, T4):
-        reward, comps, metrics, _ = play(cheap_attacks.schema_report, index)
+@cache
+def recited() -> int:
+    """The first public task from T3 on whose first partner by id carries several pairs: where
+    reciting every family for that partner paid most before grounded identification."""
+    for index in range(60, 120):
         truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
         first = sorted(truth.partners)[0]
-        k = sum(1 for _, p in truth.manifest if p == first)
-        expected = 0.3 * f_beta(k / families, k / len(truth.manifest), BETA) if k else 0.0
-        assert metrics["distinct_pairs"] == families
-        assert comps["evidence_grounding"] == 0.0  # it cites nothing it read
-        assert reward == pytest.approx(expected, abs=1e-6)
-        assert reward <= cheap_attacks.partner_bound(truth.manifest, families, first) + 1e-9
+        if sum(1 for _, p in truth.manifest if p == first) >= 2:
+            return index
+    raise AssertionError("no public task concentrates several pairs on its first partner")
+
+
+@pytest.mark.parametrize("which", ["T1", "T4", "recited"])
+def test_a_schema_only_report_finds_only_what_its_one_cited_event_evidences(which: str) -> None:
+    index = {"T1": T1, "T4": T4}.get(which) or recited()
+    families = len(env().families(task(index)))  # type: ignore[attr-defined]
+    reward, comps, metrics, _ = play(cheap_attacks.schema_report, index)
+    truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
+    first = sorted(truth.partners)[0]
+    world = env().world(task(index))  # type: ignore[attr-defined]
+    cited = _first_ledger_event(world, first)
+    hits = sum(1 for f, p in truth.manifest if p == first and cited in truth.evidence[(f, p)])
+    precision, recall = hits / families, hits / len(truth.manifest)
+    expected = 0.3 * f_beta(precision, recall, BETA) + 0.1 * precision if hits else 0.0
+    assert metrics["distinct_pairs"] == families
+    assert reward == pytest.approx(expected, abs=1e-6)
+    assert reward <= cheap_attacks.partner_bound(truth.manifest, families, first) + 1e-9
+    assert reward <= probes.PROBE_CEILING
+
+
+def test_the_recited_task_is_one_where_the_first_partner_carries_several_pairs() -> None:
+    """Without grounded identification this task scored 0.3 * F0.5(k/12, k/K) > 0.05."""
+    truth = env().episode_truth(task(recited()))  # type: ignore[attr-defined]
+    first = sorted(truth.partners)[0]
+    k = sum(1 for _, p in truth.manifest if p == first)
+    assert 0.3 * f_beta(k / 12, k / len(truth.manifest), BETA) > probes.PROBE_CEILING
+
+
+def _first_ledger_event(world: object, partner: str) -> str:
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "db.sqlite"
+        path.write_bytes(world.files["db.sqlite"])  # type: ignore[attr-defined]
+        db = sqlite3.connect(path)
+        row = db.execute(
+            "SELECT event_id FROM ledger_entries WHERE partner_id = ? AND event_id IS NOT NULL "
+            "ORDER BY rowid LIMIT 1",
+            (partner,),
+        ).fetchone()
+        db.close()
+    return str(row[0]) if row else "none"
 
 
 def test_partner_bound_is_the_arithmetic_of_its_definition() -> None:
