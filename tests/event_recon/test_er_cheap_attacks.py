@@ -83,7 +83,7 @@ def recited() -> int:
 def test_a_schema_only_report_finds_only_what_its_one_cited_event_evidences(which: str) -> None:
     index = {"T1": T1, "T4": T4}.get(which) or recited()
     families = len(env().families(task(index)))  # type: ignore[attr-defined]
-    reward, comps, metrics, _ = play(cheap_attacks.schema_report, index)
+    reward, _, metrics, _ = play(cheap_attacks.schema_report, index)
     truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
     first = sorted(truth.partners)[0]
     world = env().world(task(index))  # type: ignore[attr-defined]

@@ -1,14 +1,24 @@
 """The full gate run of event-recon, kept as a file the README's gate table is rendered from.
 
     python -m datagauntlet.envs.event_recon.gate_report [--workers 2] [--write] [--render]
+    python -m datagauntlet.envs.event_recon.gate_report --split private [--secret-file PATH]
+        [--write [--out PATH]]
 
 runs every gate row (the shared ones and event-recon's own) over the 120 public tasks. With
 `--write` it writes `docs/envs/event-recon-gates.json` (the rows; each policy's reward and
 ledger component per task; each sweep family's and cheap attack's reward per task; the tiers;
 the time each gate took) and re-renders the README's table from it. `--render` only re-renders
-the table from the committed file. `tests/event_recon/test_er_gate_report.py` checks that the
-README table is what the file renders, that each row is what the file's per-task figures add
-up to, and replays a sample of tasks to check those per-task figures are the code's.
+the table from the committed file.
+
+`--split private` gates the held-out split for the secret given at run time (`--secret-file`,
+or `DATAGAUNTLET_SECRET` / `DATAGAUNTLET_SECRET_FILE`); with `--write` it writes the whole
+split's figures to `docs/envs/event-recon-gates-private.json` (or `--out`): the same rows and
+per-task figures, keyed by task id, and the secret's public name (`seeding.secret_id`). Neither
+the secret nor any task seed is written, so the figures can be published.
+
+`tests/event_recon/test_er_gate_report.py` checks that the README table is what the file
+renders, that each row is what the file's per-task figures add up to, and replays a sample of
+tasks to check those per-task figures are the code's.
 """
 
 from __future__ import annotations
@@ -27,6 +37,7 @@ from datagauntlet.core.gates import GateRun
 
 ROOT = Path(__file__).resolve().parents[4]
 REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
+PRIVATE_REPORT = ROOT / "docs" / "envs" / "event-recon-gates-private.json"
 README = ROOT / "README.md"
 BEGIN = "<!-- gates:event-recon -->"
 END = "<!-- /gates:event-recon -->"
@@ -92,6 +103,7 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     return {
         "env": env.id,
         "split": split,
+        **_secret_field(split),
         "tasks": len(g.tasks),
         "workers": workers,
         "seconds": round(time.perf_counter() - start, 1),
@@ -110,6 +122,12 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     }
 
 
+def _secret_field(split: str) -> dict[str, str]:
+    from datagauntlet.core import seeding
+
+    return {"secret_id": seeding.secret_id()} if seeding.is_held_out(split) else {}
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
@@ -120,8 +138,10 @@ def table(report: dict[str, Any]) -> str:
     """The README block: one line of provenance, then every row with its bound."""
     passing = sum(1 for r in report["rows"] if r["ok"])
     load = report.get("loadavg") or [None, None]
+    secret = f" (secret {report['secret_id']})" if report.get("secret_id") else ""
     lines = [
-        f"{report['tasks']} {report['split']} tasks, {passing} of {len(report['rows'])} rows "
+        f"{report['tasks']} {report['split']}{secret} tasks, {passing} of {len(report['rows'])} "
+        "rows "
         f"passing; {report['seconds']:.0f} s with --workers {report['workers']} "
         f"(load average {load[0]} at the start, {load[1]} at the end).",
         "",
@@ -156,22 +176,53 @@ def render_readme(report: dict[str, Any], path: Path = README) -> None:
     path.write_text(f"{head}{BEGIN}\n{table(report)}\n{END}{tail}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--split", default="public", help="split to gate (default public)")
     parser.add_argument("-n", type=int, default=None, help="first N tasks (default: all)")
     parser.add_argument(
-        "--write", action="store_true", help=f"write {REPORT.name} and the README table"
+        "--write",
+        action="store_true",
+        help=f"write {REPORT.name} and the README table ({PRIVATE_REPORT.name} for private)",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="with --write: the file to write")
+    parser.add_argument(
+        "--secret-file", default=None, help="the held-out secret (else DATAGAUNTLET_SECRET)"
     )
     parser.add_argument(
         "--render", action="store_true", help=f"only re-render the README table from {REPORT.name}"
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _refusal(args: argparse.Namespace) -> str | None:
+    """Why these arguments cannot run, or None."""
+    from datagauntlet.core import seeding
+
     if args.workers < 1 or (args.n is not None and args.n < 1):
-        print("gate_report: --workers and -n must be >= 1", file=sys.stderr)
-        return 2
+        return "--workers and -n must be >= 1"
+    if args.write and args.n is not None:
+        return "--write records a whole split only"
+    if args.write and args.split not in ("public", "private"):
+        return "--write records the public or the private split only"
+    if args.out is not None and not args.write:
+        return "--out goes with --write"
+    if args.out is not None and args.split == "public":
+        return "--out is for the private split (public writes the committed file and README)"
+    if seeding.is_held_out(args.split):
+        try:
+            if args.secret_file:
+                seeding.use_secret_file(args.secret_file)
+            seeding.secret_id()
+        except seeding.SecretMissing as exc:
+            return str(exc)
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
     if args.render:
         try:
             render_readme(load())
@@ -179,13 +230,16 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"gate_report: {exc}", file=sys.stderr)
             return 2
         return 0
-    if args.write and (args.split != "public" or args.n is not None):
-        print("gate_report: --write records the full public split only", file=sys.stderr)
+    problem = _refusal(args)
+    if problem:
+        print(f"gate_report: {problem}", file=sys.stderr)
         return 2
     report = run(args.workers, args.split, args.n)
     if args.write:
-        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-        render_readme(report)
+        path = REPORT if args.split == "public" else (args.out or PRIVATE_REPORT)
+        path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        if args.split == "public":
+            render_readme(report)
     if args.json:
         print(json.dumps(report, sort_keys=True))
     else:
