@@ -109,3 +109,8 @@ def test_a_refit_on_a_small_sample_agrees_with_the_stored_fit() -> None:
     small = fit_ceilings.measured(sample)
     assert small["sweep"] <= stored()["measured"]["sweep"]
     assert fit_ceilings.ceiling(small["sweep"]) <= stored()["ceilings"]["sweep"]
+
+
+def test_the_docs_table_is_the_stored_fit() -> None:
+    block = fit_ceilings.docs_block(fit_ceilings.DOCS.read_text())
+    assert block == fit_ceilings.markdown(stored())

@@ -5,8 +5,9 @@
 fits each ceiling on the per-task figures of a full gate run (by default the committed
 `docs/envs/event-recon-gates.json`, which `gate_report --write` produces) and, with `--write`,
 stores them with the sample they name in `ceilings.json` beside this file, the one place
-`gates.py` reads them from. The ceilings are drift detectors, not security bounds (what bounds
-adversarial reward is the workspace-only policies solving nothing and invariant 7's share):
+`gates.py` reads them from, and renders their table into docs/envs/event-recon.md. The
+ceilings are drift detectors, not security bounds (what bounds adversarial reward is the
+workspace-only policies solving nothing and invariant 7's share):
 
 - `sweep`: the highest reward of the one-family sweep over every family and task;
 - `attacker_ledger_mean`: the highest split-wide mean ledger component of a shipped
@@ -34,6 +35,8 @@ from pathlib import Path
 from typing import Any
 
 CEILINGS = Path(__file__).with_name("ceilings.json")
+DOCS = Path(__file__).resolve().parents[4] / "docs" / "envs" / "event-recon.md"
+BEGIN, END = "<!-- ceilings:start -->", "<!-- ceilings:end -->"
 MARGIN = 0.25  # a quarter above the measured maximum ...
 MARGIN_FLOOR = 0.01  # ... and at least this much above it
 STEP = 0.01  # rounded up to a whole step
@@ -120,6 +123,38 @@ def load(path: Path = CEILINGS) -> dict[str, Any]:
     return record
 
 
+def markdown(record: Mapping[str, Any]) -> str:
+    """The docs table of a stored fit: each line, what it was fitted to, and the sample."""
+    lines = [
+        f"Fitted {record['fitted']} on {record['sample']} (commit {record['code']}; figures "
+        f"sha256 {record['figures'][:12]}), over {', '.join(record['attackers'])}:",
+        "",
+        "| ceiling | measured maximum | fitted line |",
+        "|---|---:|---:|",
+    ]
+    for name in NAMES:
+        lines.append(
+            f"| `{name}` | {record['measured'][name]:.4f} | {record['ceilings'][name]:g} |"
+        )
+    return "\n".join(lines)
+
+
+def docs_block(text: str) -> str:
+    _, sep, rest = text.partition(BEGIN)
+    body, sep2, _ = rest.partition(END)
+    if not sep or not sep2:
+        raise ValueError(f"no {BEGIN} ... {END} block")
+    return body.strip("\n")
+
+
+def render_docs(record: Mapping[str, Any], path: Path = DOCS) -> None:
+    text = path.read_text()
+    docs_block(text)
+    head, _, rest = text.partition(BEGIN)
+    _, _, tail = rest.partition(END)
+    path.write_text(f"{head}{BEGIN}\n{markdown(record)}\n{END}{tail}")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     from datagauntlet.envs.event_recon.gate_report import REPORT
 
@@ -139,6 +174,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     text = json.dumps(record, indent=1, sort_keys=True) + "\n"
     if args.write:
         CEILINGS.write_text(text)
+        render_docs(record)
     print(text, end="")
     return 0
 
