@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon import zones
-from datagauntlet.envs.event_recon.base_world import base_draft
+from datagauntlet.envs.event_recon.base_world import DEFAULT_SCALE, base_draft
 from datagauntlet.envs.event_recon.contract import render_contract
 from datagauntlet.envs.event_recon.families import Family, builtin_families
 from datagauntlet.envs.event_recon.plan import Evaluation, draw, evaluate
@@ -26,14 +26,22 @@ class GenerationError(RuntimeError):
 
 
 def plan_world(
-    seed: int, tier: int, families: Mapping[str, Family] | None = None
+    seed: int,
+    tier: int,
+    families: Mapping[str, Family] | None = None,
+    scale: float = DEFAULT_SCALE,
 ) -> tuple[Evaluation, int]:
     if tier not in TIERS:
         raise ValueError(f"tier must be one of 1-4, not {tier!r}")
     fams = dict(builtin_families() if families is None else families)
+    # Tiers 1-2 keep the families they drew for every attempt: redrawing them with the world
+    # would favour the families that plant most easily (see plan.draw).
+    family_key = Keyed(f"event-recon/{seed}/{tier}/families") if tier <= 2 else None
+    if scale != DEFAULT_SCALE and family_key is not None:
+        family_key = Keyed(f"event-recon/{seed}/{tier}/families/x{scale:g}")
     for attempt in range(MAX_ATTEMPTS):
-        clean = base_draft(seed, tier, attempt)
-        plan = draw(clean, Keyed(f"event-recon/{seed}/{tier}/{attempt}/plan"), fams)
+        clean = base_draft(seed, tier, attempt, scale)
+        plan = draw(clean, Keyed(f"event-recon/{seed}/{tier}/{attempt}/plan"), fams, family_key)
         if plan is None:
             continue
         ev = evaluate(clean, plan, fams, exhaustive=False)
@@ -56,8 +64,13 @@ def payouts_for(ev: Evaluation) -> list[Payout]:
     return out
 
 
-def generate(seed: int, tier: int, families: Mapping[str, Family] | None = None) -> World:
-    ev, attempts = plan_world(seed, tier, families)
+def generate(
+    seed: int,
+    tier: int,
+    families: Mapping[str, Family] | None = None,
+    scale: float = DEFAULT_SCALE,
+) -> World:
+    ev, attempts = plan_world(seed, tier, families, scale)
     final = ev.final
     draft = final.draft
     fams = builtin_families() if families is None else families
@@ -112,8 +125,13 @@ def cross_check(world: World) -> int:
     return len(theirs)
 
 
-def build_task(seed: int, tier: int, families: Mapping[str, Family] | None = None) -> World:
+def build_task(
+    seed: int,
+    tier: int,
+    families: Mapping[str, Family] | None = None,
+    scale: float = DEFAULT_SCALE,
+) -> World:
     """A world that passed all ten conditions and the cross-check (else TaskRefused)."""
-    world = generate(seed, tier, families)
+    world = generate(seed, tier, families, scale)
     cross_check(world)
     return world
