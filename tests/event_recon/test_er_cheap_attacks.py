@@ -6,6 +6,7 @@ here a few tasks show what each attack earns and why.
 
 from __future__ import annotations
 
+from collections import Counter
 from functools import cache
 
 import pytest
@@ -68,20 +69,21 @@ def test_the_fixed_script_is_one_text_and_earns_nothing_alone_or_under_a_perfect
 
 
 @cache
-def recited() -> int:
-    """The first public task from T3 on whose first partner by id carries several pairs: where
-    reciting every family for that partner paid most before grounded identification."""
+def recited() -> tuple[int, str]:
+    """The first public task from T3 on where one partner carries several pairs, and that
+    partner: where reciting every family for it paid most before grounded identification."""
     for index in range(60, 120):
         truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
-        first = sorted(truth.partners)[0]
-        if sum(1 for _, p in truth.manifest if p == first) >= 2:
-            return index
-    raise AssertionError("no public task concentrates several pairs on its first partner")
+        counts = Counter(p for _, p in truth.manifest)
+        partner, k = min(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        if k >= 2:
+            return index, partner
+    raise AssertionError("no public task concentrates several pairs on one partner")
 
 
-@pytest.mark.parametrize("which", ["T1", "T4", "recited"])
+@pytest.mark.parametrize("which", ["T1", "T4"])
 def test_a_schema_only_report_finds_only_what_its_one_cited_event_evidences(which: str) -> None:
-    index = {"T1": T1, "T4": T4}.get(which) or recited()
+    index = {"T1": T1, "T4": T4}[which]
     families = len(env().families(task(index)))  # type: ignore[attr-defined]
     reward, _, metrics, _ = play(cheap_attacks.schema_report, index)
     truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
@@ -97,12 +99,33 @@ def test_a_schema_only_report_finds_only_what_its_one_cited_event_evidences(whic
     assert reward <= probes.PROBE_CEILING
 
 
-def test_the_recited_task_is_one_where_the_first_partner_carries_several_pairs() -> None:
-    """Without grounded identification this task scored 0.3 * F0.5(k/12, k/K) > 0.05."""
-    truth = env().episode_truth(task(recited()))  # type: ignore[attr-defined]
-    first = sorted(truth.partners)[0]
-    k = sum(1 for _, p in truth.manifest if p == first)
-    assert 0.3 * f_beta(k / 12, k / len(truth.manifest), BETA) > probes.PROBE_CEILING
+def recite(partner: str, event: str) -> object:
+    """Every published family for `partner`, each citing `event`; the touch script."""
+
+    def policy(ep: object) -> None:
+        families = probes._families(ep)  # type: ignore[arg-type]
+        findings = [{"family": f, "partner_id": partner, "event_id": event} for f in families]
+        probes.submit(ep, findings, probes.TOUCH)  # type: ignore[arg-type]
+
+    return policy
+
+
+@pytest.mark.parametrize("cite", ["none", "first-ledger-event"])
+def test_reciting_every_family_for_the_partner_with_most_pairs_stays_under_the_ceiling(
+    cite: str,
+) -> None:
+    """Without grounded identification this recital scored 0.3 * F0.5(k/12, k/K) > 0.05."""
+    index, partner = recited()
+    truth = env().episode_truth(task(index))  # type: ignore[attr-defined]
+    families = len(env().families(task(index)))  # type: ignore[attr-defined]
+    k = sum(1 for _, p in truth.manifest if p == partner)
+    assert 0.3 * f_beta(k / families, k / len(truth.manifest), BETA) > probes.PROBE_CEILING
+    world = env().world(task(index))  # type: ignore[attr-defined]
+    event = "none" if cite == "none" else _first_ledger_event(world, partner)
+    reward, comps, _, _ = play(recite(partner, event), index)
+    assert reward <= probes.PROBE_CEILING
+    if cite == "none":
+        assert comps["defect_identification"] == 0.0
 
 
 def _first_ledger_event(world: object, partner: str) -> str:
@@ -139,8 +162,10 @@ def test_the_merged_into_column_alone_finds_identity_fragmentation_and_nothing_e
     hits = sum(1 for f, _ in truth.manifest if f == "identity_fragmentation")
     assert metrics["distinct_pairs"] == hits == 2
     expected = 0.3 * f_beta(1.0, hits / len(truth.manifest), BETA)
-    assert comps["defect_identification"] == pytest.approx(f_beta(1.0, 2 / 5, BETA))
+    assert comps["defect_identification"] == pytest.approx(
+        f_beta(1.0, hits / len(truth.manifest), BETA), abs=1e-6
+    )
     assert comps["ledger_correctness"] == 0.0
-    assert expected <= reward <= expected + 0.1 + 1e-9 < cheap_attacks.REPORT_VALUE
+    assert expected - 1e-6 <= reward <= expected + 0.1 + 1e-6 < cheap_attacks.REPORT_VALUE
     # on a task without a merge it is the placeholder, and scores nothing
     assert play(cheap_attacks.merged_report, T1)[0] == 0.0
