@@ -114,3 +114,15 @@ def test_a_refit_on_a_small_sample_agrees_with_the_stored_fit() -> None:
 def test_the_docs_table_is_the_stored_fit() -> None:
     block = fit_ceilings.docs_block(fit_ceilings.DOCS.read_text())
     assert block == fit_ceilings.markdown(stored())
+
+
+def test_rejudging_the_committed_run_against_the_stored_lines_changes_nothing() -> None:
+    """`gate_report --rejudge` re-derives the fitted-ceiling rows from the run's own figures:
+    on the committed run (judged against the stored lines) it is the identity, and a row
+    judged against a stale line is brought back to the stored one."""
+    assert gate_report.rejudge(committed()) == committed()
+    stale = dict(committed())
+    stale["rows"] = [
+        {**r, "bound": "<= 0.32"} if r["name"] == "sweep-max" else r for r in committed()["rows"]
+    ]
+    assert gate_report.rejudge(stale) == committed()

@@ -29,7 +29,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -168,6 +168,30 @@ def readme_block(text: str) -> str:
     return body.strip("\n")
 
 
+def rejudge(report: dict[str, Any]) -> dict[str, Any]:
+    """The run with its fitted-ceiling rows (the sweep's maximum, each workspace-only policy's
+    mean lines) judged again against `ceilings.json`, from the run's own per-task figures: what
+    a new run of the same code would give, after `fit_ceilings --write` moved the lines."""
+    from datagauntlet.envs.event_recon import gates as er_gates
+
+    ids = list(report["tiers"])
+    fresh: dict[str, dict[str, Any]] = {}
+    for name, ledger in report["ledger"].items():
+        if name not in er_gates.fit_ceilings.attacker_names():
+            continue
+        results = [(report["per_task"][name][i], {"ledger_correctness": ledger[i]}) for i in ids]
+        tiers = [report["tiers"][i] for i in ids]
+        for row in er_gates.attacker_rows(name, tiers, results):
+            fresh[row.name] = asdict(row)
+    high = max(v for by_task in report["sweep"].values() for v in by_task.values())
+    line = er_gates.SWEEP_CEILING
+    fresh["sweep-max"] = asdict(
+        er_gates.Row("sweep-max", round(high, 4), f"<= {line:g}", high <= line)
+    )
+    rows = [dict(fresh.get(r["name"], r)) for r in report["rows"]]
+    return {**report, "rows": rows, "ok": all(r["ok"] for r in rows)}
+
+
 def render_readme(report: dict[str, Any], path: Path = README) -> None:
     text = path.read_text()
     readme_block(text)  # both markers present, or ValueError
@@ -192,6 +216,11 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument(
         "--render", action="store_true", help=f"only re-render the README table from {REPORT.name}"
+    )
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help=f"re-judge {REPORT.name}'s fitted-ceiling rows against ceilings.json, and re-render",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     return parser
@@ -223,9 +252,12 @@ def _refusal(args: argparse.Namespace) -> str | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    if args.render:
+    if args.render or args.rejudge:
         try:
-            render_readme(load())
+            report = rejudge(load()) if args.rejudge else load()
+            if args.rejudge:
+                REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+            render_readme(report)
         except (OSError, ValueError) as exc:
             print(f"gate_report: {exc}", file=sys.stderr)
             return 2
