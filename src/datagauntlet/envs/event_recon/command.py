@@ -102,6 +102,15 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rule_and_bug(world: Any, families: Any, family: str) -> dict[str, str]:
+    """The rule and bug of the defect as planted (a family's mode can change both)."""
+    planted = world.notes.get("rules", {}).get(family)
+    if planted:
+        return dict(planted)
+    fam = families.get(family)
+    return {"rule": getattr(fam, "rule", ""), "latent_bug": getattr(fam, "latent_bug", "")}
+
+
 def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]:
     families = families or {}
     return {
@@ -120,8 +129,7 @@ def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]
                 "family": d.family,
                 "partner_id": d.partner_id,
                 "evidence": list(d.evidence),
-                "rule": getattr(families.get(d.family), "rule", ""),
-                "latent_bug": getattr(families.get(d.family), "latent_bug", ""),
+                **_rule_and_bug(world, families, d.family),
             }
             for d in world.manifest
         ],

@@ -119,8 +119,10 @@ balance projection of `ledger_entries` is, for every `partner_id`, the sum of
 `{amount_column}` per `{period_column}`, with zero sums left out. The rules' projection
 is the commission of every order (R11, booked in the order's period) plus every refund
 (R13, in the refund's period) plus the authorised manual rows (R14), summed the same
-way. Rows are free in shape: any set of rows with the right sums is correct. `payouts`
-are history: never edit them.
+way. The rows of a partner whose balance is wrong are free in shape: any set of rows with
+the right sums is correct. The rows of a partner whose balance is already right must be
+left exactly as they are, every column of every row, even a rewrite with the same sums
+counts against the repair. `payouts` are history: never edit them.
 
 `ledger_entries` columns: `entry_id`, `partner_id`, `program_id`, `order_ref`,
 `event_id`, `kind` (accrual, adjustment, reversal, manual), `{period_column}`,

@@ -184,4 +184,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         from datagauntlet.envs.event_recon import attackers, probes
         from datagauntlet.envs.event_recon.solver import policy
 
-        return probes.policies(extra=lambda: {**policy.policies(), **attackers.policies()})
+        from datagauntlet.envs.event_recon.splits import reference_steps
+
+        steps = reference_steps(self.config.family_module)
+        return probes.policies(extra=lambda: {**policy.policies(steps), **attackers.policies()})
