@@ -91,13 +91,17 @@ def _rule_the_platform_misread(world: Any, evidence: tuple[str, ...]) -> set[str
     view = view_of_files(world.files)
     solver_world = L.World(view, read_terms(view.contract))
     shipped = L.shipped_order_lines(solver_world)
-    orders = {o for o, evs in solver_world.events.items() if {e.event_id for e in evs} & set(evidence)}
+    orders = {
+        o for o, evs in solver_world.events.items() if {e.event_id for e in evs} & set(evidence)
+    }
     moved = [o for o in orders if shipped.get(o, {}) != L.aggregate(L.order_lines(solver_world, o))]
     assert moved
     out = set()
     for rule in ("R12", "W2"):
         misread = replace(R.CONTRACT, **R.MISREADINGS[rule])  # type: ignore[arg-type]
-        if all(L.aggregate(replay_lines(solver_world, o, misread)) == shipped.get(o, {}) for o in moved):
+        if all(
+            L.aggregate(replay_lines(solver_world, o, misread)) == shipped.get(o, {}) for o in moved
+        ):
             out.add(rule)
     return out
 

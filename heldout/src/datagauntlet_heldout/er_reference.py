@@ -32,6 +32,7 @@ class StaleCodeRow:
         "code's earlier row (R5)"
     )
     misreadings: tuple[dict[str, object], ...] = ({"code_row": "first"},)
+    refines: tuple[str, ...] = ()
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
@@ -72,7 +73,9 @@ class StaleCodeRow:
 
     def seen_on(self, world: Any, order_id: str) -> bool:
         """The order's code has moved, and the row in force at the order is not its first."""
-        created = next((e for e in world.events.get(order_id, []) if e.type == "order.created"), None)
+        created = next(
+            (e for e in world.events.get(order_id, []) if e.type == "order.created"), None
+        )
         if created is None:
             return False
         t = world.terms

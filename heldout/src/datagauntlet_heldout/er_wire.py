@@ -36,6 +36,7 @@ class AmendmentOvertookOrder:
         "for the order (R4)"
     )
     misreadings: tuple[dict[str, object], ...] = ({"hold_orphans": False},)
+    refines = ("partial_backfill",)  # an early effect too, but live and an amendment
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
@@ -48,7 +49,11 @@ class AmendmentOvertookOrder:
         specs = []
         for i, o in enumerate(chosen):
             up = k.chance("overtake-up", i, 0.5)
-            share = k.randint("overtake-up-f", i, 112, 160) if up else k.randint("overtake-f", i, 50, 88)
+            share = (
+                k.randint("overtake-up-f", i, 112, 160)
+                if up
+                else k.randint("overtake-f", i, 50, 88)
+            )
             gross = max(1, o.gross * share // 100)
             specs.append(
                 {
@@ -81,8 +86,10 @@ class AmendmentOvertookOrder:
     def seen_on(self, world: Any, order_id: str) -> bool:
         """The order's first delivery is an amendment, and none of its deliveries is backfill."""
         events = world.events.get(order_id, [])
-        return bool(events) and events[0].type == "order.updated" and not any(
-            e.backfill for e in events
+        return (
+            bool(events)
+            and events[0].type == "order.updated"
+            and not any(e.backfill for e in events)
         )
 
 
@@ -104,12 +111,16 @@ class BackfillReplay:
         "and it was counted again (R2)"
     )
     misreadings: tuple[dict[str, object], ...] = ({"dedup_by_seq": False},)
+    refines = ("duplicate_delivery",)  # a re-emission too, but replayed in a backfill
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
     ) -> Injection | None:
         chosen = pick(
-            k, "replay", earning(draft, partner_orders(draft, partner_id, claimed)), min(severity, 2)
+            k,
+            "replay",
+            earning(draft, partner_orders(draft, partner_id, claimed)),
+            min(severity, 2),
         )
         if not chosen:
             return None

@@ -55,6 +55,8 @@ class Environment(ABC, Generic[ConfigT]):
     # Policies that are attack probes rather than agents (tables list them apart).
     attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
+    # A contamination canary the env's exported task records carry (Task.canary), if any.
+    canary: ClassVar[str | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -60,9 +60,17 @@ class Task:
     seed: int
     split: str
     index: int
+    # the env's contamination canary (`Environment.canary`), on every exported record of the
+    # task and in no workspace: a model that recites it has read task records, not played
+    canary: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
-        return {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
+        out: dict[str, Any] = {
+            "id": self.id, "seed": self.seed, "split": self.split, "index": self.index
+        }  # fmt: skip
+        if self.canary is not None:
+            out["canary"] = self.canary
+        return out
 
 
 class EpisodeClosed(RuntimeError):

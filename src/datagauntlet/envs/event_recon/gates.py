@@ -287,14 +287,10 @@ def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
 
 
 def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon.splits import CANARY
+    from datagauntlet.envs.event_recon import canary
 
-    on_records = sum(1 for r in _records(env, tasks) if r.canary == CANARY)
-    in_workspaces = sum(
-        1
-        for t in tasks
-        if any(b"event-recon-canary" in data for data in env.world(t).files.values())
-    )
+    on_records = sum(1 for t in tasks if canary.on_records(env, t))
+    in_workspaces = sum(1 for t in tasks if canary.in_workspace(env.world(t).files))
     n = len(tasks)
     return Row(
         "canary (records / workspaces)",

@@ -7,7 +7,7 @@ model that can recite the canary has read published task records, not played the
 
 from __future__ import annotations
 
-import importlib.util
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -62,7 +62,11 @@ def public_tasks() -> tuple[TaskRecord, ...]:
 @lru_cache(maxsize=1)
 def heldout_module() -> str | None:
     """The held-out family module, if its distribution is installed (else None)."""
-    return HELDOUT_MODULE if importlib.util.find_spec(HELDOUT_MODULE.split(".")[0]) else None
+    try:
+        importlib.import_module(HELDOUT_MODULE)
+    except ImportError:
+        return None
+    return HELDOUT_MODULE
 
 
 def heldout_status(family_module: str | None = None) -> str:

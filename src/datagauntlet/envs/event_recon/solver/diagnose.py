@@ -9,8 +9,9 @@ families whose misreadings coincide on the wire (schema drift and rounding drift
 money by envelope version) are told apart by the evidence itself: a money string with more
 than two decimals.
 
-When two misreadings book the same rows, a module family's own evidence on the order wins,
-then an anomaly on the order itself outweighs a derivation fault, the words of the families'
+When two misreadings book the same rows, an anomaly on the order itself (a module family's
+`seen_on` included) outweighs a derivation fault, a module family beats the built-in one its
+evidence `refines`, the words of the families'
 contract lines are held against the order's deliveries, and a coincidence of amounts goes to
 the family seen unambiguously elsewhere. A family this package does not define is known only
 through the reference step its module brings (`Family.misreadings`, `Family.seen_on`).
@@ -109,13 +110,14 @@ def candidates(
     if "schema_drift" in out and "currency_or_rounding_drift" in out:
         rounding = _sub_minor(world, order_id)
         out.remove("schema_drift" if rounding else "currency_or_rounding_drift")
-    if len(out) > 1:  # a module family's own evidence is the most specific there is
-        own = [f for f in out if f not in HYPOTHESES and _seen_by_step(world, order_id, f, steps)]
-        out = own or [f for f in out if f in HYPOTHESES]
     if len(out) > 1:  # a wire or reference anomaly on the order outweighs a derivation fault
-        seen = [f for f in out if f in WIRE_EVIDENCE and WIRE_EVIDENCE[f](world, order_id)]
+        seen = [f for f in out if _seen(world, order_id, f, steps)]
         if seen:
             out = seen
+        # a module family whose evidence refines a built-in's (a backfill replay is also a
+        # re-emission) wins over that one when both are seen
+        refined = {b for f in out for b in getattr(steps.get(f), "refines", ())}
+        out = [f for f in out if f not in refined] or out
     if len(out) > 1:  # two families read the same rule wrongly: the contract's words decide
         out = _by_description(world, order_id, out)
     return out
@@ -125,14 +127,16 @@ def candidates(
 FEATURES = ("backfill", "refund", "amendment")
 
 
-
 def hypotheses(world: World, family: str, steps: Steps = NO_STEPS) -> tuple[dict[str, object], ...]:
     if family in HYPOTHESES:
         return HYPOTHESES[family]
     return tuple(getattr(steps.get(family), "misreadings", ()))
 
 
-def _seen_by_step(world: World, order_id: str, family: str, steps: Steps) -> bool:
+def _seen(world: World, order_id: str, family: str, steps: Steps) -> bool:
+    """Whether the family's own mark is on the order (a module family's `seen_on`)."""
+    if family in WIRE_EVIDENCE:
+        return WIRE_EVIDENCE[family](world, order_id)
     seen_on = getattr(steps.get(family), "seen_on", None)
     return bool(seen_on and seen_on(world, order_id))
 
@@ -271,9 +275,7 @@ def diagnose(
         lambda: defaultdict(lambda: defaultdict(int))
     )
     cite: dict[tuple[str, str], str] = {}
-    found = {
-        o: candidates(world, o, shipped.get(o, {}), families, base, steps) for o in diag.moved
-    }
+    found = {o: candidates(world, o, shipped.get(o, {}), families, base, steps) for o in diag.moved}
     sure = {f[0] for f in found.values() if len(f) == 1}
     for order_id in diag.moved:
         booked = shipped.get(order_id, {})
