@@ -149,3 +149,15 @@ def test_the_reference_tuned_on_public_never_names_one(env: EventReconEnv, drawn
         assert not NAMES & {f["family"] for f in findings}, (family, findings)
         assert score.components["defect_identification"]["value"] < 1.0
         assert score.reward < 1.0, (family, task.id)
+
+
+def test_explain_says_which_families_private_draws(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from datagauntlet.cli.main import main
+
+    monkeypatch.setenv("DATAGAUNTLET_SECRET", SECRET)
+    assert main(["event-recon", "explain", "--split", "private", "--task", "0"]) == 0
+    assert "held-out families: 3 from datagauntlet_heldout.event_recon" in capsys.readouterr().out
+    assert main(["event-recon", "explain", "--task", "0"]) == 0
+    assert "held-out families" not in capsys.readouterr().out

@@ -139,7 +139,17 @@ def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]
         },
         "partners": len(world.partner_ids),
         "repairable_without_contract": list(world.notes.get("repairable_without_contract", ())),
+        "held_out": _held_out(record),
     }
+
+
+def _held_out(record: Any) -> str | None:
+    """For a held-out split: which families it draws beyond the public twelve (or none)."""
+    from datagauntlet.envs.event_recon import splits
+
+    if record.split not in splits.HELDOUT_SPLITS:
+        return None
+    return splits.heldout_status(record.family_module)
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -153,6 +163,8 @@ def _explain(args: argparse.Namespace) -> int:
         f"({info['partners']} partners, zones from {world.zone_source}, "
         f"plan accepted on attempt {world.attempts})"
     )
+    if info.get("held_out"):
+        print(info["held_out"])
     names = info["names"]
     print("names: " + ", ".join(f"{k}={v}" for k, v in names.items()))
     print("manifest (answer key):")
