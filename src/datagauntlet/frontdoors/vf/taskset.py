@@ -124,7 +124,7 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
 
     def dg_task(self) -> DgTask:
         d = self.data
-        return DgTask(str(d.id), d.seed, d.split, d.index)
+        return DgTask(str(d.id), d.seed, d.split, d.index, self.environment().canary)
 
     async def setup(self, trace: Trace, runtime: Any) -> None:
         check_local(runtime)
