@@ -10,7 +10,9 @@ A family is an object with `name`, `where`, `rule`, `latent_bug`, `contract_reas
 the orders its injection lists (a defect alone is built over those orders). Optional:
 `bookkeeping_only` (a drawing hint), `summary` (its line in INTEGRATION.md),
 `named(injection)` (partners it names, if not just the one), `activates(injection)` (the
-latent bug, when it depends on the mode) and `breaks(injection)` (the rule, likewise).
+latent bug, when it depends on the mode) and `breaks(injection)` (the rule, likewise). A
+module's family also brings its reference step, the only way the env's reference can name it:
+`misreadings`, `seen_on(world, order_id)` and `refines` (solver/diagnose.py).
 """
 
 from __future__ import annotations
