@@ -115,6 +115,7 @@ def build_app(
                 "sessions": tally.total("open"),
                 "created": tally.total("created"),
                 "reaped": tally.total("reaped"),
+                "world_bytes": tally.total("world_bytes"),
                 "limits": limits.as_dict(),
                 "worker": tally.index,
                 "workers": workers,
