@@ -34,6 +34,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="also accept this Host header (default: loopback names only)",
     )
     parser.add_argument(
+        "--trust-client-config",
+        action="store_true",
+        help="accept every config key from clients, family_module and file paths included "
+        "(default: only the keys each env declares safe for remote clients)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=None,
@@ -55,5 +61,9 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-sessions must be >= 1")
     if args.idle_seconds <= 0:
         raise ValueError("--idle-seconds must be > 0")
-    limits = Limits(max_sessions=args.max_sessions, idle_seconds=args.idle_seconds)
+    limits = Limits(
+        max_sessions=args.max_sessions,
+        idle_seconds=args.idle_seconds,
+        trust_client_config=args.trust_client_config,
+    )
     return serve(args.host, args.port, limits, args.allow_host, workers=workers)

@@ -13,4 +13,5 @@ REGISTRATION = Registration(
     version="2",
     generator_version="2",
     summary="load or quarantine staged batches under a data contract",
+    remote_config=("families",),  # not `cases`: a path on the host
 )
