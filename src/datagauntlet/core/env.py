@@ -133,7 +133,7 @@ class Environment(ABC, Generic[ConfigT]):
             if split not in keys:
                 keys[split] = module_ref_key(self.id, split, seeds)
             ref = task_ref(keys[split], split, index, seed)
-        return Task(f"{split}-{index:05d}", seed, split, index, ref)
+        return Task(f"{split}-{index:05d}", seed, split, index, ref=ref)
 
     def task_info(self, task: Task) -> TaskInfo:
         """A task's prompts and labels. This default builds the episode to read them; envs
