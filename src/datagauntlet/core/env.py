@@ -152,8 +152,8 @@ class Environment(ABC, Generic[ConfigT]):
         return {}
 
     def report_tables(self) -> dict[str, Callable[[], str]]:
-        """The env's own README tables by name, each built by `core/report.py` from columns
-        the env supplies; README blocks `<!-- table:ENV:NAME -->` are pinned to them."""
+        """The env's own docs tables by name, each built by `core/report.py` from columns the
+        env supplies; blocks `<!-- table:ENV:NAME -->` of docs/envs/ENV.md are pinned to them."""
         target = self.registration.report_tables if self.registration else None
         return load(target)() if target else {}  # type: ignore[no-any-return]
 

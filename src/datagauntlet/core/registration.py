@@ -4,7 +4,7 @@ Each env folder holds a `registration.py` defining `REGISTRATION = Registration(
 imports nothing but this module, so listing envs stays fast. The registry finds it by
 scanning the env packages (`core/registry.py`); the env class names it as its
 `registration`, and its id, reference and limits come from it. The top-level verifiers
-distributions under environments/ and the README markers are checked against the
+distributions under environments/ and the docs markers are checked against the
 registrations by one test (tests/core/test_registration.py).
 
 Hooks are "module:attribute" strings, imported only when used:
