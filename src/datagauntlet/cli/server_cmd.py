@@ -38,6 +38,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_origin_arguments(parser)
     parser.add_argument(
+        "--trust-client-config",
+        action="store_true",
+        help="accept every config key from clients, family_module and file paths included "
+        "(default: only the keys each env declares safe for remote clients)",
+    )
+    parser.add_argument(
         "--workers",
         type=int,
         default=None,
@@ -70,7 +76,11 @@ def run(args: argparse.Namespace) -> int:
         raise ValueError("--max-sessions must be >= 1")
     if args.idle_seconds <= 0:
         raise ValueError("--idle-seconds must be > 0")
-    limits = Limits(max_sessions=args.max_sessions, idle_seconds=args.idle_seconds)
+    limits = Limits(
+        max_sessions=args.max_sessions,
+        idle_seconds=args.idle_seconds,
+        trust_client_config=args.trust_client_config,
+    )
     if args.max_world_bytes is not None:
         limits = dataclasses.replace(limits, max_world_bytes=args.max_world_bytes)
     return serve(

@@ -16,7 +16,7 @@ from datagauntlet.core.http_api import HttpHandler
 from datagauntlet.core.limits import Limits
 from datagauntlet.core.registration import Registration, load
 from datagauntlet.core.score import check_weights
-from datagauntlet.core.seeding import check_split, task_seed
+from datagauntlet.core.seeding import check_split, module_ref_key, task_ref, task_seed
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.core.version import PACKAGE_VERSION
 
@@ -122,7 +122,20 @@ class Environment(ABC, Generic[ConfigT]):
     def make_task(self, split: str, index: int) -> Task:
         seeds = self.module_splits().get(split)
         seed = seeds[index] if seeds is not None else task_seed(self.id, split, index)
-        return Task(f"{split}-{index:05d}", seed, split, index)
+        return self.new_task(split, index, seed)
+
+    def new_task(self, split: str, index: int, seed: int) -> Task:
+        """The task of (split, index) with this seed: every env builds its tasks here, so a
+        family module's split is held out like a secret-keyed one (its seeds are the module's
+        own) and gets a ref; Task gives secret-keyed splits theirs."""
+        seeds = self.module_splits().get(split)
+        ref = None
+        if seeds is not None:
+            keys = self.__dict__.setdefault("_module_ref_keys", {})
+            if split not in keys:
+                keys[split] = module_ref_key(self.id, split, seeds)
+            ref = task_ref(keys[split], split, index, seed)
+        return Task(f"{split}-{index:05d}", seed, split, index, ref=ref)
 
     def task_info(self, task: Task) -> TaskInfo:
         """A task's prompts and labels. This default builds the episode to read them; envs

@@ -169,7 +169,8 @@ def _record(
         "config": env.config.as_dict(),
         "model": spec.label,
         "task_id": task.id,
-        "seed": task.seed,
+        # a held-out task's seed never leaves the process: its ref names it instead
+        **({"task_ref": task.ref} if task.held_out else {"seed": task.seed}),
         "split": task.split,
         "rollout": rollout,
         "status": "failed" if error else "ok",

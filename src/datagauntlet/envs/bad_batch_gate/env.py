@@ -73,7 +73,7 @@ class BadBatchGateEnv(Environment):
     def make_task(self, split: str, index: int) -> Task:
         if self.config.cases is not None and split in SPLITS:
             case = self._file_cases[split][index]
-            return Task(f"{split}-{index:05d}", case.seed, split, index)
+            return self.new_task(split, index, case.seed)
         return super().make_task(split, index)
 
     def case(self, task: Task) -> Case:

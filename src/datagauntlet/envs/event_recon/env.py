@@ -114,7 +114,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         return [self._task(split, r) for r in records[start:stop]]
 
     def _task(self, split: str, record: Any) -> Task:
-        return Task(f"{split}-{record.index:05d}", record.seed, split, record.index)
+        return self.new_task(split, record.index, record.seed)
 
     def make_task(self, split: str, index: int) -> Task:
         for r in self._records(split, index + 1):

@@ -34,6 +34,7 @@ class Rollout:
     seed: int | None = None
     split: str | None = None
     status: str = "ok"
+    ref: str | None = None  # a held-out task's ref, saved instead of its seed
     metrics: dict[str, Any] = field(default_factory=dict)
     stop: str | None = None
     turns: int | None = None
@@ -175,6 +176,7 @@ def _load_eval(directory: Path) -> Run:
                 reward=float(r.get("reward") or 0.0),
                 components={k: float(v) for k, v in (r.get("components") or {}).items()},
                 seed=r.get("seed"),
+                ref=r.get("task_ref"),
                 split=r.get("split"),
                 status=str(r.get("status", "ok")),
                 metrics=dict(r.get("metrics") or {}),
@@ -289,6 +291,7 @@ def _load_traces(path: Path) -> Run:
                     reward=round(sum(components[k] * weights[k] for k in components), 6),
                     components=components,
                     seed=data.get("seed"),
+                    ref=data.get("ref"),
                     split=data.get("split"),
                     status="ok" if trace.get("ok", True) and not errors else "failed",
                     metrics=dict(trace.get("metrics") or {}),

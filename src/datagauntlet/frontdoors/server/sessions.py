@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datagauntlet.core.env import Environment
+from datagauntlet.core.remote_config import check_remote_config
 from datagauntlet.frontdoors.live import LiveEpisode, Step
 from datagauntlet.frontdoors.server.tally import Tally
 
@@ -55,6 +56,9 @@ class Limits:
     max_body_bytes: int = 8 * 1024 * 1024
     max_message_bytes: int = 8 * 1024 * 1024  # one WebSocket message
     max_world_bytes: int = field(default_factory=default_world_budget)  # every worker's worlds
+    # Accept every config key from clients, module and path keys included (the operator's
+    # `--trust-client-config`); otherwise only the keys each env declares remote-safe.
+    trust_client_config: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -63,7 +67,11 @@ class Limits:
             "max_body_bytes": self.max_body_bytes,
             "max_message_bytes": self.max_message_bytes,
             "max_world_bytes": self.max_world_bytes,
+            "trust_client_config": self.trust_client_config,
         }
+
+
+TRUST_HINT = "a server started with --trust-client-config accepts every key"
 
 
 class LimitReached(Exception):
@@ -159,6 +167,8 @@ class SessionStore:
         key = (env_id, json.dumps(config, sort_keys=True, default=str))
         env = self._envs.get(key)
         if env is None:
+            if not self.limits.trust_client_config:  # before anything is imported or opened
+                check_remote_config(env_id, config, trust_hint=TRUST_HINT)
             env = dg.make(env_id, **config)  # ValueError names an unknown env or bad config
             if len(self._envs) < 256:  # configs are few; an endless variety is not cached
                 self._envs[key] = env
