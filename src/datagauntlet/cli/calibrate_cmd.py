@@ -29,7 +29,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="tasks per cell (default: the env's own)",
     )
     add_split_argument(parser)
-    parser.add_argument("--workers", type=count(1, 256), default=1, metavar="K", help="worker processes")
+    parser.add_argument(
+        "--workers", type=count(1, 256), default=1, metavar="K", help="worker processes"
+    )
     parser.add_argument(
         "--ray",
         nargs="?",

@@ -13,7 +13,9 @@ HELP = "Run check_env's named conformance checks on every env (or --env ID) and 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", metavar="ID", help="only this env (repeatable)")
-    parser.add_argument("--tasks", type=count(), default=3, metavar="N", help="eval tasks per check")
+    parser.add_argument(
+        "--tasks", type=count(), default=3, metavar="N", help="eval tasks per check"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     parser.add_argument("config", nargs="*", metavar="KEY=VALUE", help="config for one --env")
 

@@ -36,11 +36,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
     )
-    parser.add_argument("-n", "--tasks", type=count(), default=5, metavar="N", help="tasks (default 5)")
+    parser.add_argument(
+        "-n", "--tasks", type=count(), default=5, metavar="N", help="tasks (default 5)"
+    )
     parser.add_argument(
         "-r", "--rollouts", type=count(), default=1, metavar="R", help="rollouts per task"
     )
-    parser.add_argument("--concurrency", type=count(), default=8, metavar="C", help="rollouts at once")
+    parser.add_argument(
+        "--concurrency", type=count(), default=8, metavar="C", help="rollouts at once"
+    )
     parser.add_argument(
         "--workers",
         type=count(1, 256),
@@ -161,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagauntlet.cli.options import build_env
+    from datagauntlet.core.output_files import write_output
     from datagauntlet.frontdoors.evaluate import (
         DEFAULT_ROLLOUT_TIMEOUT,
         SUMMARY_FILE,
@@ -173,7 +178,6 @@ def run(args: argparse.Namespace) -> int:
     from datagauntlet.frontdoors.loop import Model
     from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
     from datagauntlet.frontdoors.summary import summarize_records
-    from datagauntlet.core.output_files import write_output
 
     _positive("--request-timeout", args.request_timeout)
     _positive("--rollout-timeout", args.rollout_timeout)

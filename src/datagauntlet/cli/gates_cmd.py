@@ -24,7 +24,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-n", type=count(), default=None, metavar="N", help="tasks (default: the env's own count)"
     )
-    parser.add_argument("--workers", type=count(1, 256), default=1, metavar="K", help="worker processes")
+    parser.add_argument(
+        "--workers", type=count(1, 256), default=1, metavar="K", help="worker processes"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     parser.add_argument(
         "config", nargs="*", metavar="KEY=VALUE", help="config for the one ENV given"

@@ -41,10 +41,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
     run.add_argument("--timeout", type=seconds(), default=30.0, metavar="S", help="wall clock (30)")
     run.add_argument("--cpu", type=seconds(), default=None, metavar="S", help="CPU (= timeout)")
-    run.add_argument("--memory", type=count(1, 1 << 20), default=1024, metavar="MB", help="address space")
-    run.add_argument("--file-size", type=count(1, 1 << 20), default=256, metavar="MB", help="largest file")
-    run.add_argument("--open-files", type=count(1, 1 << 20), default=256, metavar="N", help="open fds")
-    run.add_argument("--processes", type=count(1, 1 << 16), default=256, metavar="N", help="threads (256)")
+    run.add_argument(
+        "--memory", type=count(1, 1 << 20), default=1024, metavar="MB", help="address space"
+    )
+    run.add_argument(
+        "--file-size", type=count(1, 1 << 20), default=256, metavar="MB", help="largest file"
+    )
+    run.add_argument(
+        "--open-files", type=count(1, 1 << 20), default=256, metavar="N", help="open fds"
+    )
+    run.add_argument(
+        "--processes", type=count(1, 1 << 16), default=256, metavar="N", help="threads (256)"
+    )
     run.add_argument("--output", type=count(1, 1 << 40), default=65_536, metavar="BYTES",
                      help="stdout/stderr kept, each (65536)")  # fmt: skip
     run.add_argument("--flood", type=count(1, 1 << 40), default=64 << 20, metavar="BYTES",

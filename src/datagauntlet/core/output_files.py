@@ -56,9 +56,11 @@ def check_output(
         raise OutputRefused(f"cannot write {target}: {exc.strerror}") from None
     if info is not None:
         if stat.S_ISDIR(info.st_mode):
-            raise OutputRefused(f"{target} is a directory; give a file name")
+            raise OutputRefused(f"{target} is a directory, not a regular file; give a file name")
         if not stat.S_ISREG(info.st_mode):
-            raise OutputRefused(f"{target} exists and is not a regular file; refusing to replace it")
+            raise OutputRefused(
+                f"{target} exists and is not a regular file; refusing to replace it"
+            )
     mine = _identity(target)
     for source in inputs:
         if mine is not None and _identity(source) == mine:

@@ -10,7 +10,6 @@ import hashlib
 import heapq
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TypeVar
 
 from datagauntlet.core.user_files import FileRefused, read_bytes

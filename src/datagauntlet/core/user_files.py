@@ -97,7 +97,7 @@ def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
     """Whether brackets outside strings nest deeper than `limit`: innermost pairs are removed
     one level per round (each round a C-speed pass), so the cost is bounded by `limit` passes."""
     brackets = _STRING.sub("", text).translate(_KEEP_BRACKETS)
-    if re.search(r"[\[{]{%d}" % (limit + 1), brackets):  # deep whether or not it closes
+    if re.search("[\\[{]{" + str(limit + 1) + "}", brackets):  # deep whether or not it closes
         return True
     for _ in range(limit):
         if not brackets:

@@ -66,4 +66,3 @@ def merge_runs(shards: list[Path], out: Path, overwrite: bool = False) -> dict[s
     text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
     write_output(out / SUMMARY_FILE, text, inputs, True)  # results just written are its own
     return summary
-

@@ -11,8 +11,8 @@ from __future__ import annotations
 import base64
 import gzip
 import json
-from importlib import resources
 from collections.abc import Iterable
+from importlib import resources
 from pathlib import Path
 from typing import Any
 

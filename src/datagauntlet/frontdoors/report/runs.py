@@ -29,7 +29,7 @@ RUN_FILES = (RESULTS_FILE, SUMMARY_FILE, TRACES_FILE)  # what a run directory is
 MAX_RUN_FILE_BYTES = 256 << 20
 # Task attributes a report groups by, when a config or a task's data carries them.
 ATTRIBUTE_KEYS = ("tier", "family", "families", "profile", "split")
-__all__ = ["RunError", "Rollout", "Run", "load_run", "load_runs", "runs_from_calibration"]
+__all__ = ["Rollout", "Run", "RunError", "load_run", "load_runs", "runs_from_calibration"]
 
 
 @dataclass
@@ -123,7 +123,14 @@ def _objects(path: Path) -> list[tuple[int, Any]]:
     except FileRefused as exc:
         if "nested deeper" in str(exc):
             raise
-        return list(json_lines(text, str(path), skip_torn=True))
+        out: list[tuple[int, Any]] = []
+        try:
+            out.extend(json_lines(text, str(path), skip_torn=True))
+        except FileRefused as exc:
+            if out:
+                raise
+            raise RunError(f"{path}: not a run file, not even JSON ({exc})") from None
+        return out
     return [(1, v) for v in whole] if isinstance(whole, list) else [(1, whole)]
 
 
