@@ -165,14 +165,17 @@ def calibration_row(obj: Any, where: str) -> dict[str, Any]:
 
 
 def result_record(obj: Any, where: str) -> dict[str, Any]:
-    """A `datagauntlet eval` results.jsonl record as `merge` and `--resume` read it: every field
-    the summary reads present with its type."""
+    """A `datagauntlet eval` results.jsonl record as every reader takes it (`show`, `rescore`,
+    `report`, `merge`, `eval --resume`): each field they read present with its type."""
     f = Fields(obj, where)
     for key in ("task_id", "env", "model", "status", "stop"):
         if f.text(key) is None:
             raise RunError(f"{where}: field {key!r} is missing")
     if f.integer("rollout") is None or f.number("reward") is None or f.integer("turns") is None:
         raise RunError(f"{where}: a record needs 'rollout', 'reward' and 'turns'")
+    f.label("split")
+    f.integer("seed", None, minimum=-(1 << 63))
+    f.mapping("task")
     f.numbers("components")
     f.mapping("config")
     f.mapping("metrics")

@@ -19,6 +19,7 @@ from datagauntlet.frontdoors.report.run_schema import (
     calibration_row,
     chat_message,
     messages_of,
+    result_record,
 )
 
 RESULTS_FILE = "results.jsonl"
@@ -157,7 +158,7 @@ def _load_eval(directory: Path) -> Run:
     path = directory / RESULTS_FILE
     latest: dict[tuple[str, int], Fields] = {}
     for n, obj in json_lines(_read(path), str(path), skip_torn=True):
-        r = Fields(obj, f"{path}:{n}")
+        r = Fields(result_record(obj, f"{path}:{n}"), f"{path}:{n}")
         if r.has("task_id") and r.has("reward"):
             latest[(str(r.label("task_id")), r.integer("rollout", 0) or 0)] = r
     if not latest:
