@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import argparse
-import math
-from collections.abc import Callable
 from typing import Any
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
+from datagauntlet.core.numbers import count, number, seconds  # noqa: F401  (shared by commands)
 from datagauntlet.core.registry import env_class
 
 
@@ -86,45 +85,6 @@ def port_number(text: str) -> int:
     if not 0 <= port <= 65535:
         raise argparse.ArgumentTypeError(f"a port is 0 to 65535 (0: any free port), got {port}")
     return port
-
-
-# Upper bounds no real use comes near; past them a number is a mistake (or an attack on a
-# setrlimit or a timer that would overflow), refused like any other bad value.
-MAX_SECONDS = 1e6
-MAX_COUNT = 1_000_000
-
-
-def number(
-    kind: type = float,
-    low: float | None = None,
-    high: float | None = None,
-    above: float | None = None,
-) -> Callable[[str], Any]:
-    """An argparse type for every numeric option: an int or a finite float (never inf, nan or
-    an overflow such as 1e309) within [low, high], or > above; the error names the range."""
-
-    def parse(text: str) -> Any:
-        value = kind(text)  # a ValueError: argparse says "invalid int value: 'x'"
-        if kind is float and not math.isfinite(value):
-            raise argparse.ArgumentTypeError(f"must be a finite number, got {text!r}")
-        if above is not None and not value > above:
-            raise argparse.ArgumentTypeError(f"must be > {above:g}, got {text}")
-        if low is not None and value < low:
-            raise argparse.ArgumentTypeError(f"must be >= {low:g}, got {text}")
-        if high is not None and value > high:
-            raise argparse.ArgumentTypeError(f"must be at most {high:,g}, got {text}")
-        return value
-
-    parse.__name__ = kind.__name__
-    return parse
-
-
-def count(low: int = 1, high: int = MAX_COUNT) -> Callable[[str], Any]:
-    return number(int, low, high)
-
-
-def seconds(high: float = MAX_SECONDS) -> Callable[[str], Any]:
-    return number(float, high=high, above=0)
 
 
 def table_console(stderr: bool = False) -> Any:
