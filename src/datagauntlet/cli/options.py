@@ -76,6 +76,42 @@ def resolve_task(env: Environment, seed: int, split: str) -> Task:
     return found[0]
 
 
+def _argparse_type(check: Any) -> Any:
+    def parse(text: str) -> str:
+        try:
+            return str(check(text))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def add_origin_arguments(parser: argparse.ArgumentParser) -> None:
+    """--allow-host / --allow-origin: what the origin guard accepts beyond the server's own
+    loopback names and origin (frontdoors/origin_guard.py)."""
+    from datagauntlet.frontdoors.origin_guard import check_allowed_host, check_allowed_origin
+
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=_argparse_type(check_allowed_host),
+        metavar="NAME",
+        help="also answer requests whose Host (and Origin) is NAME, NAME:PORT or *.SUFFIX "
+        "(repeatable); by default only loopback names on the server's port are answered, so a "
+        "web page cannot reach the server",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        type=_argparse_type(check_allowed_origin),
+        metavar="URL",
+        help="also answer browser requests from this origin, e.g. http://localhost:3000 "
+        "(repeatable); by default only the server's own origin is",
+    )
+
+
 def port_number(text: str) -> int:
     """argparse type of a TCP port: 0 (any free port) to 65535."""
     try:

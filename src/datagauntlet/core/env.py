@@ -53,6 +53,10 @@ class Environment(ABC, Generic[ConfigT]):
     # Policies that are attack probes rather than agents (tables list them apart).
     attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
+    # What one episode's world holds in this process, played to its end: measured per env
+    # (tests/server/test_world_bytes.py checks it is not below what building and playing a
+    # world costs); the session server budgets open sessions by it.
+    world_bytes_estimate: ClassVar[int] = 4 * 1024 * 1024
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -164,6 +168,11 @@ class Environment(ABC, Generic[ConfigT]):
     def calibration_grid(self) -> list[dict[str, Any]]:
         """Config overrides the calibration table covers, one row group each."""
         return [{}]
+
+    def world_bytes(self) -> int:
+        """The bytes one episode's world of this config costs the process, an upper estimate
+        stated without building one (an env whose worlds grow with its config overrides it)."""
+        return self.world_bytes_estimate
 
     def http_api(self) -> HttpHandler | None:
         """The request handler of the env's native HTTP API, if its registration names one

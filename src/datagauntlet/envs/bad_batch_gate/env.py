@@ -31,6 +31,7 @@ class BadBatchGateEnv(Environment):
     weights = WEIGHTS
     metric_names = METRICS
     attackers = tuple(ATTACKERS)
+    world_bytes_estimate = 256 * 1024  # measured: ~105 KiB built and played (docs/server.md)
     default_task_count = SPLIT_SIZES["eval"]
 
     config: BadBatchGateConfig

@@ -69,6 +69,7 @@ class EventReconEnv(Environment[EventReconConfig]):
     weights = WEIGHTS
     metric_names = METRICS
     default_task_count = 4  # eval/train/test when n is not given; public is always 120
+    world_bytes_estimate = 1024 * 1024  # measured: ~650 KiB built and played (docs/server.md)
 
     config: EventReconConfig
 
