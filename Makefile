@@ -16,7 +16,7 @@ $(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/datagauntlet calibrate --report runs/report.html
+	$(BIN)/datagauntlet calibrate --report runs/report.html --force
 
 # Two pytest workers, whole files each (a file's session fixtures are built once): the suite
 # takes about half the time of one process on two cores.

@@ -7,6 +7,7 @@ from typing import Any
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
+from datagauntlet.core.numbers import count, number, seconds  # noqa: F401  (shared by commands)
 from datagauntlet.core.registry import env_class
 
 
@@ -39,7 +40,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         "--task",
         dest="seed",
-        type=int,
+        type=number(int, 0, 2**63 - 1),
         default=0,
         metavar="S",
         help="which task: task number S of --split (default 0); the same S gives the same world",

@@ -6,7 +6,7 @@ import argparse
 import dataclasses
 import re
 
-from datagauntlet.cli.options import add_origin_arguments, port_number
+from datagauntlet.cli.options import add_origin_arguments, count, port_number, seconds
 
 NAME = "server"
 HELP = (
@@ -20,7 +20,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=port_number, default=8300, metavar="P", help="0 picks a free port"
     )
-    parser.add_argument("--max-sessions", type=int, default=1024, metavar="N")
+    parser.add_argument("--max-sessions", type=count(), default=1024, metavar="N")
     parser.add_argument(
         "--max-world-bytes",
         type=byte_size,
@@ -31,7 +31,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--idle-seconds",
-        type=float,
+        type=seconds(),
         default=600.0,
         metavar="S",
         help="reap sessions idle this long",
@@ -45,7 +45,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=count(1, 256),
         default=None,
         metavar="N",
         help="server processes behind the one address, each holding its own sessions "

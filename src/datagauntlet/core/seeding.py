@@ -10,8 +10,9 @@ import hashlib
 import heapq
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TypeVar
+
+from datagauntlet.core.user_files import FileRefused, read_bytes
 
 T = TypeVar("T")
 
@@ -307,6 +308,7 @@ ALL_SPLITS = SPLITS + HELD_OUT_SPLITS
 SECRET_ENV = "DATAGAUNTLET_SECRET"
 SECRET_FILE_ENV = "DATAGAUNTLET_SECRET_FILE"
 MIN_SECRET_BYTES = 16
+MAX_SECRET_FILE_BYTES = 4096  # a secret is a line of text; a larger file is a wrong path
 
 
 class SecretMissing(ValueError):
@@ -317,9 +319,9 @@ def _read_secret() -> bytes | None:
     path = os.environ.get(SECRET_FILE_ENV)
     if path:
         try:
-            data = Path(path).read_bytes().strip()
-        except OSError as exc:
-            raise SecretMissing(f"cannot read the secret file {path!r}: {exc.strerror}") from None
+            data = read_bytes(path, MAX_SECRET_FILE_BYTES, "secret file").strip()
+        except FileRefused as exc:
+            raise SecretMissing(str(exc)) from None
         if not data:
             raise SecretMissing(f"the secret file {path!r} is empty")
     else:
