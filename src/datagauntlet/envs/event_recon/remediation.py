@@ -57,7 +57,8 @@ class NotRead(Exception):
 
 
 def _copy_bounded(src: Path, dst: Path, budget: int, required: bool) -> int:
-    """Copy one plain file, never following a link or waiting on a FIFO; the bytes copied."""
+    """Copy one plain file in chunks, never following a link or waiting on a FIFO, refusing
+    it past `budget` bytes; the bytes copied."""
     try:
         fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
@@ -66,17 +67,22 @@ def _copy_bounded(src: Path, dst: Path, budget: int, required: bool) -> int:
         return 0
     except OSError as exc:
         raise NotRead(UNREADABLE, f"{src.name} is not a plain file ({exc.strerror})") from None
+    too_big = NotRead(REFUSED, f"the database files are over {MAX_DB_BYTES:,} bytes")
+    copied = 0
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRead(UNREADABLE, f"{src.name} is not a plain file")
     with os.fdopen(fd, "rb") as fh:
-        st = os.fstat(fd)
-        if not stat.S_ISREG(st.st_mode):
-            raise NotRead(UNREADABLE, f"{src.name} is not a plain file")
         if st.st_size > budget:
-            raise NotRead(REFUSED, f"the database files are over {MAX_DB_BYTES:,} bytes")
-        data = fh.read(budget + 1)
-    if len(data) > budget:
-        raise NotRead(REFUSED, f"the database files are over {MAX_DB_BYTES:,} bytes")
-    dst.write_bytes(data)
-    return len(data)
+            raise too_big
+        with open(dst, "wb") as out:
+            while chunk := fh.read(MB):
+                copied += len(chunk)
+                if copied > budget:
+                    raise too_big
+                out.write(chunk)
+    return copied
 
 
 def _stage(remediated: Path, into: Path) -> None:
