@@ -10,7 +10,6 @@ under its own limits.
 
 from __future__ import annotations
 
-import resource
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -198,5 +197,33 @@ def test_a_database_left_in_wal_mode_is_read_with_its_wal() -> None:
     assert out is not None and out.refusal is None and out.db_changed, out
 
 
-def test_resource_module_is_linux() -> None:
-    assert resource.getrlimit(resource.RLIMIT_AS)  # the bounds above rely on Linux rlimits
+def test_the_docs_list_the_readers_bounds_and_the_failure_codes_as_the_code_has_them() -> None:
+    from pathlib import Path
+
+    from datagauntlet.envs.event_recon import ledger_reader
+    from datagauntlet.envs.event_recon.grader import FAILURE_CODES, INVALID_CODES
+
+    doc = (Path(__file__).parents[2] / "docs" / "envs" / "event-recon.md").read_text()
+    block = doc.split("<!-- reader bounds -->")[1].split("<!-- end reader bounds -->")[0]
+    values = [line.split("|")[2].strip() for line in block.strip().splitlines()[2:]]
+    b, lim = ledger_reader.BOUNDS, remediation.READ_LIMITS
+    assert values == [
+        f"{remediation.MAX_DB_BYTES:,} bytes",
+        f"{b['max_row_bytes']:,} bytes",
+        f"{b['max_rows']:,}",
+        f"{b['max_bytes']:,}",
+        f"{b['max_tables']:,}",
+        f"{b['max_groups']:,}",
+        f"{remediation.SUMMARY_BYTES:,} bytes",
+        f"{lim.cpu_s:g} s",
+        f"{lim.memory_mb} MB",
+        f"{lim.timeout_s:g} s",
+    ]
+    table = doc.split("### Failure codes")[1].split("## Policies")[0]
+    listed = [line.split("`")[1] for line in table.splitlines() if line.startswith("| `")]
+    assert listed == list(FAILURE_CODES)
+    words = {6: "six", 9: "nine"}
+    assert f"The first {words[len(INVALID_CODES)]} are the validity gate" in table
+    assert list(FAILURE_CODES[: len(INVALID_CODES)]) == sorted(
+        INVALID_CODES, key=FAILURE_CODES.index
+    )
