@@ -44,8 +44,6 @@ _WORLDS = _Worlds(WORLD_CACHE)
 
 def truth_of(world: Any) -> Truth:
     """The grader's view of a world: the manifest, the evidence and the two projections."""
-    from datagauntlet.envs.event_recon.projection import project_ledger
-
     evidence: dict[tuple[str, str], frozenset[str]] = {}
     for d in world.manifest:
         pair = (d.family, d.partner_id)
@@ -58,8 +56,9 @@ def truth_of(world: Any) -> Truth:
         evidence=evidence,
         correct=world.correct,
         shipped=world.shipped,
-        project=lambda path: project_ledger(path, schema, world.partner_ids),
         partner_column=getattr(schema, "partner_column", "partner_id"),
+        period_column=schema.period_column,
+        amount_column=schema.amount_column,
     )
 
 
