@@ -19,7 +19,7 @@ $(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml) heldout/pypro
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/datagauntlet calibrate --report runs/report.html
+	$(BIN)/datagauntlet calibrate --report runs/report.html --force
 
 # Two pytest workers, whole files each (a file's session fixtures are built once): the suite
 # takes about half the time of one process on two cores.
@@ -42,7 +42,7 @@ bench: $(STAMP)
 
 # Every gate of every env over its whole eval and test splits (the tests run a sample), and
 # event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
-# README table rendered from it; then the long tests: full sweeps and every env's wheel.
+# table in docs/envs/event-recon.md rendered from it; then the long tests: full sweeps and every env's wheel.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2

@@ -67,13 +67,12 @@ DESTROY = [
 
 
 @pytest.mark.parametrize("script", DESTROY)
-def test_a_destroyed_or_swapped_ledger_regresses_everyone(script: str) -> None:
+def test_a_destroyed_or_swapped_ledger_scores_zero_by_name(script: str) -> None:
     with open_episode() as ep:
         submit_script(ep, script + "\n", perfect_findings(ep))
         s = ep.score()
-        assert s.components["ledger_correctness"]["value"] == 0.0
-        assert s.components["non_destructiveness"]["value"] == 0.0
-        assert s.metrics["failure_code"] == "ledger_regression"
+        assert s.reward == 0.0 and s.metrics["validity"] == 0
+        assert s.metrics["failure_code"] == "db_unreadable"
         assert s.metrics["partners_regressed"] > 0
 
 
@@ -237,10 +236,12 @@ def test_the_graded_run_demands_its_walls_and_runs_under_the_given_limits(
     out = remediation.run_graded(inputs, {"s.py": b"import time\ntime.sleep(30)\n"}, "s.py",
                                  truth, tight, reuse=False)  # fmt: skip
     assert out.status == "timeout"  # the given 1 s, not the default limits
-    [call] = calls
-    assert call["limits"] == tight
-    assert tuple(call["walls"]) == WALLS
-    assert tuple(call["require"]) == remediation.REQUIRED_WALLS == ("process", "rlimits", "audit")
+    script, reader = calls  # the script, then the reader of what it left: both walled
+    assert script["limits"] == tight and reader["limits"] == remediation.READ_LIMITS
+    for call in (script, reader):
+        assert tuple(call["walls"]) == WALLS
+        assert tuple(call["require"]) == remediation.REQUIRED_WALLS
+    assert remediation.REQUIRED_WALLS == ("process", "rlimits", "audit")
 
 
 def test_outcomes_are_reused_by_default_newest_kept_oldest_dropped(

@@ -18,14 +18,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.numbers import count, number
+
 NAME = "event-recon"
 HELP = "Look inside event-recon tasks: materialize a workspace, explain a task's answer key."
 
 
 def _task_options(p: argparse.ArgumentParser) -> None:
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--task", type=int, metavar="N", help="task N of the split (of --tier)")
-    which.add_argument("--seed", type=int, metavar="S", help="any world seed (needs --tier)")
+    which.add_argument("--task", type=count(0), metavar="N", help="task N of the split (of --tier)")
+    which.add_argument(
+        "--seed", type=number(int, 0, 2**63 - 1), metavar="S", help="any world seed (needs --tier)"
+    )
     p.add_argument("--tier", type=int, choices=(1, 2, 3, 4), help="difficulty tier")
     p.add_argument("--split", default="public", help="split of --task (default: public)")
     p.add_argument("--family-module", metavar="MODULE", help="a module of extra families/splits")

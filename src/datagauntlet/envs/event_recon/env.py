@@ -45,8 +45,6 @@ _WORLDS = _Worlds(WORLD_CACHE)
 
 def truth_of(world: Any) -> Truth:
     """The grader's view of a world: the manifest, the evidence and the two projections."""
-    from datagauntlet.envs.event_recon.projection import project_ledger
-
     evidence: dict[tuple[str, str], frozenset[str]] = {}
     for d in world.manifest:
         pair = (d.family, d.partner_id)
@@ -59,8 +57,9 @@ def truth_of(world: Any) -> Truth:
         evidence=evidence,
         correct=world.correct,
         shipped=world.shipped,
-        project=lambda path: project_ledger(path, schema, world.partner_ids),
         partner_column=getattr(schema, "partner_column", "partner_id"),
+        period_column=schema.period_column,
+        amount_column=schema.amount_column,
     )
 
 
@@ -71,6 +70,7 @@ class EventReconEnv(Environment[EventReconConfig]):
     metric_names = METRICS
     default_task_count = 4  # eval/train/test when n is not given; public is always 120
     canary = CANARY  # on every task dict, vf row, run file and gate JSON; in no workspace
+    world_bytes_estimate = 1024 * 1024  # measured: ~650 KiB built and played (docs/server.md)
 
     config: EventReconConfig
 
@@ -115,7 +115,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         return [self._task(split, r) for r in records[start:stop]]
 
     def _task(self, split: str, record: Any) -> Task:
-        return Task(f"{split}-{record.index:05d}", record.seed, split, record.index, CANARY)
+        return self.new_task(split, record.index, record.seed)
 
     def make_task(self, split: str, index: int) -> Task:
         for r in self._records(split, index + 1):

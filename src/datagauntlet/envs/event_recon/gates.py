@@ -75,7 +75,7 @@ def play_many(
     env: Any, jobs: Sequence[tuple[str, Task]], workers: int = 1
 ) -> list[tuple[float, dict[str, float]]]:
     """(reward, components) per (policy, task), in job order, in process or across workers."""
-    payload = [(env.config.as_dict(), p, t.as_dict()) for p, t in jobs]
+    payload = [(env.config.as_dict(), p, t.full_dict()) for p, t in jobs]
     if workers <= 1 or len(payload) < 2:
         return [_play(a) for a in payload]
     chunk = max(1, len(payload) // (workers * 8))
