@@ -7,12 +7,15 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint format bench gates mutants clean
 
 # The package, then one thin distribution per env (environments/<id>/, its verifiers module),
-# installed as real files: an editable finder would lose to tests/<env>/ on sys.path.
-$(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
+# installed as real files: an editable finder would lose to tests/<env>/ on sys.path. Then the
+# held-out families (heldout/, a distribution of its own that the public package never holds),
+# editable so the tests play what is in the tree.
+$(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml) heldout/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
 	$(BIN)/python -m pip install --quiet --no-deps $(wildcard environments/*)
+	$(BIN)/python -m pip install --quiet --no-deps -e heldout
 	touch $(STAMP)
 
 run: $(STAMP)

@@ -78,7 +78,7 @@ def test_weights_and_taxonomy() -> None:
         "evidence_grounding": 0.1,
         "non_destructiveness": 0.1,
     }
-    assert len(FAILURE_CODES) == 13 == len(set(FAILURE_CODES))
+    assert len(FAILURE_CODES) == 14 == len(set(FAILURE_CODES))
 
 
 def test_perfect_play_scores_one_and_is_solved() -> None:
@@ -167,7 +167,7 @@ def test_preservation_counts_untouched_partners_value_identical() -> None:
     assert v["ledger_correctness"] == 1.0  # p3's balance is unchanged, its rows are not
     assert v["non_destructiveness"] == 0.5
     s = grade(truth(), report(PERFECT), touched, [])
-    assert s.metrics["failure_code"] == "report_imperfect"
+    assert s.metrics["failure_code"] == "rows_not_preserved"
 
 
 def test_a_changed_payouts_row_costs_all_preservation() -> None:
@@ -518,3 +518,15 @@ def test_a_database_missing_or_swapped_for_a_link_is_unreadable_by_name(
 def test_a_dropped_payouts_table_is_unreadable_by_name(tmp_path: Path) -> None:
     out = _inspect(tmp_path, "DROP TABLE payouts")
     assert out.detail == {"unreadable": "table payouts is gone"} and out.status == "ok"
+
+
+def test_a_short_report_on_a_preserved_exact_ledger_is_report_imperfect() -> None:
+    """The preservation label is not a catch-all: rows kept, report short, the old label."""
+    s = grade(truth(), report(PERFECT[:1]), outcome(REPAIRED), [])
+    assert s.components["non_destructiveness"]["value"] == 1.0
+    assert s.metrics["failure_code"] == "report_imperfect"
+
+
+def test_a_changed_payout_on_an_exact_ledger_is_rows_not_preserved() -> None:
+    s = grade(truth(), report(PERFECT), outcome(REPAIRED, payouts_changed=True), [])
+    assert s.metrics["failure_code"] == "rows_not_preserved"

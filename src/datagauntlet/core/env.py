@@ -53,6 +53,8 @@ class Environment(ABC, Generic[ConfigT]):
     # Policies that are attack probes rather than agents (tables list them apart).
     attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
+    # A contamination canary the env's exported task records carry (Task.canary), if any.
+    canary: ClassVar[str | None] = None
     # What one episode's world holds in this process, played to its end: measured per env
     # (tests/server/test_world_bytes.py checks it is not below what building and playing a
     # world costs); the session server budgets open sessions by it.
@@ -135,7 +137,7 @@ class Environment(ABC, Generic[ConfigT]):
             if split not in keys:
                 keys[split] = module_ref_key(self.id, split, seeds)
             ref = task_ref(keys[split], split, index, seed)
-        return Task(f"{split}-{index:05d}", seed, split, index, ref=ref)
+        return Task(f"{split}-{index:05d}", seed, split, index, ref=ref, canary=self.canary)
 
     def task_info(self, task: Task) -> TaskInfo:
         """A task's prompts and labels. This default builds the episode to read them; envs

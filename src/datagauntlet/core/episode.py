@@ -69,6 +69,9 @@ class Task:
     split: str
     index: int
     ref: str | None = None
+    # the env's contamination canary (`Environment.canary`), on every exported record of the
+    # task (beside its id and ref) and in no workspace: reciting it means reading task records
+    canary: str | None = None
 
     def __post_init__(self) -> None:
         if self.ref is None and is_held_out(self.split):  # held out however it was built
@@ -82,14 +85,20 @@ class Task:
     def as_dict(self) -> dict[str, Any]:
         """The task as it may be shown outside the process: a held-out task without its seed."""
         if self.ref is not None:
-            return {"id": self.id, "ref": self.ref, "split": self.split, "index": self.index}
-        return {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
+            out = {"id": self.id, "ref": self.ref, "split": self.split, "index": self.index}
+        else:
+            out = {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
+        return out if self.canary is None else {**out, "canary": self.canary}
 
     def full_dict(self) -> dict[str, Any]:
         """Everything, the seed included: `Task(**full_dict())` is this task. Only for this
         process and the worker processes it starts, never for a reply, a file or a log."""
-        out = {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
-        return out if self.ref is None else {**out, "ref": self.ref}
+        out: dict[str, Any] = {
+            "id": self.id, "seed": self.seed, "split": self.split, "index": self.index
+        }  # fmt: skip
+        if self.ref is not None:
+            out["ref"] = self.ref
+        return out if self.canary is None else {**out, "canary": self.canary}
 
 
 class EpisodeOwner(Protocol):

@@ -106,6 +106,15 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rule_and_bug(world: Any, families: Any, family: str) -> dict[str, str]:
+    """The rule and bug of the defect as planted (a family's mode can change both)."""
+    planted = world.notes.get("rules", {}).get(family)
+    if planted:
+        return dict(planted)
+    fam = families.get(family)
+    return {"rule": getattr(fam, "rule", ""), "latent_bug": getattr(fam, "latent_bug", "")}
+
+
 def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]:
     families = families or {}
     return {
@@ -124,8 +133,7 @@ def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]
                 "family": d.family,
                 "partner_id": d.partner_id,
                 "evidence": list(d.evidence),
-                "rule": getattr(families.get(d.family), "rule", ""),
-                "latent_bug": getattr(families.get(d.family), "latent_bug", ""),
+                **_rule_and_bug(world, families, d.family),
             }
             for d in world.manifest
         ],
@@ -135,7 +143,17 @@ def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]
         },
         "partners": len(world.partner_ids),
         "repairable_without_contract": list(world.notes.get("repairable_without_contract", ())),
+        "held_out": _held_out(record),
     }
+
+
+def _held_out(record: Any) -> str | None:
+    """For a held-out split: which families it draws beyond the public twelve (or none)."""
+    from datagauntlet.envs.event_recon import splits
+
+    if record.split not in splits.HELDOUT_SPLITS:
+        return None
+    return splits.heldout_status(record.family_module)
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -149,6 +167,8 @@ def _explain(args: argparse.Namespace) -> int:
         f"({info['partners']} partners, zones from {world.zone_source}, "
         f"plan accepted on attempt {world.attempts})"
     )
+    if info.get("held_out"):
+        print(info["held_out"])
     names = info["names"]
     print("names: " + ", ".join(f"{k}={v}" for k, v in names.items()))
     print("manifest (answer key):")

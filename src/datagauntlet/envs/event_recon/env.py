@@ -14,6 +14,7 @@ from datagauntlet.envs.event_recon.config import TIERS, EventReconConfig
 from datagauntlet.envs.event_recon.episode import TASK_PROMPT, EventReconEpisode
 from datagauntlet.envs.event_recon.grader import METRICS, WEIGHTS, Truth
 from datagauntlet.envs.event_recon.registration import REGISTRATION
+from datagauntlet.envs.event_recon.splits import CANARY
 
 WORLD_CACHE = 16  # worlds are immutable and dear to build; gates play many episodes per task
 
@@ -68,6 +69,7 @@ class EventReconEnv(Environment[EventReconConfig]):
     weights = WEIGHTS
     metric_names = METRICS
     default_task_count = 4  # eval/train/test when n is not given; public is always 120
+    canary = CANARY  # on every task dict, vf row, run file and gate JSON; in no workspace
     world_bytes_estimate = 1024 * 1024  # measured: ~650 KiB built and played (docs/server.md)
 
     config: EventReconConfig
@@ -164,7 +166,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         )
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
-        return {"tier": self.tier_of(task)}
+        return {"tier": self.tier_of(task), "canary": CANARY}
 
     def extra_gates(self) -> list[Any]:
         """event-recon's own gate rows (gates.py), run after the shared ones."""
@@ -183,5 +185,7 @@ class EventReconEnv(Environment[EventReconConfig]):
     def policies(self) -> dict[str, Policy]:
         from datagauntlet.envs.event_recon import attackers, probes
         from datagauntlet.envs.event_recon.solver import policy
+        from datagauntlet.envs.event_recon.splits import reference_steps
 
-        return probes.policies(extra=lambda: {**policy.policies(), **attackers.policies()})
+        steps = reference_steps(self.config.family_module)
+        return probes.policies(extra=lambda: {**policy.policies(steps), **attackers.policies()})

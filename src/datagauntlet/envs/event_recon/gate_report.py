@@ -73,6 +73,7 @@ def _loadavg() -> float | None:
 def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[str, Any]:
     from datagauntlet.core.gates import SHARED_GATES
     from datagauntlet.core.registry import make
+    from datagauntlet.envs.event_recon.splits import HELDOUT_SPLITS, heldout_status
 
     env = make("event-recon")
     g = RecordingRun(env, split, n, workers)
@@ -92,6 +93,8 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     results = {policy: g.results(policy) for policy in env.policies()}
     return {
         "env": env.id,
+        "canary": env.canary,  # the gate JSON is an exported record of the tasks too
+        "families": heldout_status() if split in HELDOUT_SPLITS else "the public twelve",
         "split": split,
         "tasks": len(g.tasks),
         "workers": workers,
@@ -126,6 +129,11 @@ def table(report: dict[str, Any]) -> str:
         f"passing; {report['seconds']:.0f} s with --workers {report['workers']} "
         f"(load average {load[0]} at the start, {load[1]} at the end).",
         "",
+        *(
+            [report["families"], ""]
+            if report.get("split") != "public" and "families" in report
+            else []
+        ),
         "| gate | value | bound | ok |",
         "|---|---:|---|:---:|",
     ]

@@ -50,7 +50,8 @@ FAILURE_CODES = (
     "script_no_change",  # the graded script ran cleanly but left the database as it was
     "ledger_regression",  # a partner that was correct no longer is (ledger scores 0)
     "ledger_incomplete",  # some broken partners still do not match the contract
-    "report_imperfect",  # ledger exact, but identification, evidence or preservation short
+    "rows_not_preserved",  # ledger exact, but a healthy partner's rows or a payout changed
+    "report_imperfect",  # ledger exact and preserved, but identification or evidence short
     "solved",  # every component at 1
 )
 # The codes the validity gate zeroes: no report, a failed graded run, nothing to grade.
@@ -203,6 +204,8 @@ def _failure_code(
     if values["ledger_correctness"] < 1.0:
         lr = values.get("_regressed", 0)
         return "ledger_regression" if lr else "ledger_incomplete"
+    if values["non_destructiveness"] < 1.0:
+        return "rows_not_preserved"
     if min(values[k] for k in WEIGHTS) < 1.0:
         return "report_imperfect"
     return "solved"

@@ -128,7 +128,7 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
     def dg_task(self) -> DgTask:
         d = self.data
         if d.seed is not None:
-            return DgTask(str(d.id), d.seed, d.split, d.index)
+            return DgTask(str(d.id), d.seed, d.split, d.index, canary=self.environment().canary)
         task = self.environment().make_task(d.split, d.index)
         if task.ref != d.ref:
             raise ValueError(f"task {d.id}: this process derives another task ref (another secret)")
