@@ -15,6 +15,7 @@ from datagauntlet.envs.event_recon.families import (
     builtin_families,
     earning,
     partner_orders,
+    plain,
 )
 from datagauntlet.envs.event_recon.generator import generate, plan_world
 from datagauntlet.envs.event_recon.plan import CONDITIONS, FamilyFailed, evaluate
@@ -183,7 +184,7 @@ def test_7_counts_the_widened_contract_free_repairs() -> None:
     finished without the contract too, so a tier-1 task made of either is refused."""
     clean = base_draft(5, 1)
     partner = sorted(clean.partners)[2]
-    order = earning(clean, partner_orders(clean, partner, set()))[0]
+    order = plain(earning(clean, partner_orders(clean, partner, set())))[0]
     bare = Injection(
         "missing_field_coercion",
         partner,
