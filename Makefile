@@ -39,7 +39,7 @@ bench: $(STAMP)
 
 # Every gate of every env over its whole eval and test splits (the tests run a sample), and
 # event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
-# README table rendered from it; then the long tests: full sweeps and every env's wheel.
+# table in docs/envs/event-recon.md rendered from it; then the long tests: full sweeps and every env's wheel.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2

@@ -11,7 +11,7 @@ from typing import Any
 NAME = "calibrate"
 HELP = (
     "Play every built-in policy over eval tasks and print mean rewards per config "
-    "(the README's calibration tables). Needs no model and no key."
+    "(the tables of docs/calibration.md). Needs no model and no key."
 )
 
 
@@ -53,7 +53,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
-    out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
+    out.add_argument("--markdown", action="store_true", help="markdown, as in docs/calibration.md")
 
 
 def run(args: argparse.Namespace) -> int:

@@ -5,12 +5,13 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import Any, ClassVar, Generic, TypeVar
 
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.family_module import FamilyModule, load_family_module
 from datagauntlet.core.final_answer import FinalAnswer
+from datagauntlet.core.gate_types import Gate
 from datagauntlet.core.http_api import HttpHandler
 from datagauntlet.core.limits import Limits
 from datagauntlet.core.registration import Registration, load
@@ -18,9 +19,6 @@ from datagauntlet.core.score import check_weights
 from datagauntlet.core.seeding import check_split, task_seed
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.core.version import PACKAGE_VERSION
-
-if TYPE_CHECKING:
-    from datagauntlet.core.gates import Gate
 
 Policy = Callable[[Episode[Any]], None]
 TASK_HASH_MEMO = 100_000  # tasks whose content hash an env remembers
@@ -141,9 +139,10 @@ class Environment(ABC, Generic[ConfigT]):
         return {}
 
     def report_tables(self) -> dict[str, Callable[[], str]]:
-        """The env's own README tables by name, each built by `core/report.py` from columns
-        the env supplies; README blocks `<!-- table:ENV:NAME -->` are pinned to them."""
-        return {}
+        """The env's own docs tables by name, each built by `core/report.py` from columns the
+        env supplies; blocks `<!-- table:ENV:NAME -->` of docs/envs/ENV.md are pinned to them."""
+        target = self.registration.report_tables if self.registration else None
+        return load(target)() if target else {}  # type: ignore[no-any-return]
 
     def versions(self) -> dict[str, str]:
         """The code's versions every result of this env carries (a score adds its task_hash)."""

@@ -13,8 +13,9 @@ import hashlib
 import json
 import marshal
 from abc import ABCMeta, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
 
 from datagauntlet.core.action_log import (
     ActionLog,
@@ -30,7 +31,7 @@ from datagauntlet.core.toolset import BoundTool, ToolError, Toolset, declared_to
 
 if TYPE_CHECKING:
     from datagauntlet.core.config import EnvConfig
-    from datagauntlet.core.env import Environment
+    from datagauntlet.core.limits import Limits
 
 __all__ = [
     "Episode",
@@ -63,6 +64,27 @@ class Task:
 
     def as_dict(self) -> dict[str, Any]:
         return {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
+
+
+class EpisodeOwner(Protocol):
+    """What an episode reads from the env that made it (`core.env.Environment` is one); named
+    here so that the episode, below the env, does not import it."""
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def config(self) -> Any: ...
+
+    @property
+    def limits(self) -> Limits: ...
+
+    @property
+    def final_answer(self) -> FinalAnswer | None: ...
+
+    def versions(self) -> dict[str, str]: ...
+
+    def task_hash(self, task: Task, compute: Callable[[], str]) -> str: ...
 
 
 class EpisodeClosed(RuntimeError):
@@ -99,7 +121,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
     # declaration order (toolsets first, then the episode's own tools).
     TOOL_ORDER: ClassVar[tuple[str, ...]] = ()
 
-    def __init__(self, env: Environment[ConfigT], task: Task) -> None:
+    def __init__(self, env: EpisodeOwner, task: Task) -> None:
         self.env = env
         self.config: ConfigT = env.config
         self.task = task

@@ -31,7 +31,10 @@ from datagauntlet.core.action_log import canonical_json
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
 from datagauntlet.core.episode import Episode, Task
+from datagauntlet.core.gate_types import Gate, GateResult
 from datagauntlet.core.runner import EpisodeResult, run
+
+__all__ = ["Gate", "GateReport", "GateResult", "GateRun", "ceiling", "null", "run_gates"]
 
 FLOOR_GAP = 0.05
 RESCORINGS = 100
@@ -70,23 +73,6 @@ def probe_ceiling(policy: Policy, config: EnvConfig) -> float | None:
 
 
 # --- results ---------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class GateResult:
-    name: str
-    value: float | int | str | None
-    bound: str
-    ok: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "bound": self.bound, "ok": self.ok}
-
-
-@dataclass(frozen=True)
-class Gate:
-    name: str
-    run: Callable[[GateRun], GateResult | Sequence[GateResult]]
-
-
 @dataclass(frozen=True)
 class GateReport:
     env: str

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from functools import cached_property
 from typing import Any
 
@@ -115,11 +114,6 @@ class BadBatchGateEnv(Environment):
             "correct_mart": world.correct_mart(),
             "n_bad": sum(b.truth.defective for b in case.batches),
         }
-
-    def report_tables(self) -> dict[str, Callable[[], str]]:
-        from datagauntlet.envs.bad_batch_gate.tables import report_tables
-
-        return report_tables()
 
     def episode(self, task: Task) -> BadBatchGateEpisode:
         case = self.case(task)

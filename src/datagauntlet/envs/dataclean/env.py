@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
@@ -48,11 +47,6 @@ class DatacleanEnv(Environment, DatacleanFamilies):
 
     def _metadata(self, world: CleaningTask) -> dict[str, Any]:
         return {"family": world.family.id, "rows": len(world.dirty)}
-
-    def report_tables(self) -> dict[str, Callable[[], str]]:
-        from datagauntlet.envs.dataclean.report import report_tables
-
-        return report_tables()
 
     def episode(self, task: Task) -> DatacleanEpisode:
         return DatacleanEpisode(self, task)
