@@ -99,6 +99,6 @@ def test_the_merged_into_column_alone_finds_identity_fragmentation_and_nothing_e
     expected = 0.3 * f_beta(1.0, hits / len(truth.manifest), BETA)
     assert comps["defect_identification"] == pytest.approx(expected / 0.3)
     assert comps["ledger_correctness"] == 0.0
-    assert expected <= reward <= expected + 0.1 + 1e-9 < cheap_attacks.REPORT_VALUE
+    assert expected - 1e-6 <= reward <= expected + 0.1 + 1e-6 < cheap_attacks.REPORT_VALUE
     # on a task without a merge it is the placeholder, and scores nothing
     assert play(cheap_attacks.merged_report, T1)[0] == 0.0
