@@ -97,8 +97,8 @@ def test_the_merged_into_column_alone_finds_identity_fragmentation_and_nothing_e
     hits = sum(1 for f, _ in truth.manifest if f == "identity_fragmentation")
     assert metrics["distinct_pairs"] == hits == 2
     expected = 0.3 * f_beta(1.0, hits / len(truth.manifest), BETA)
-    assert comps["defect_identification"] == pytest.approx(f_beta(1.0, 2 / 5, BETA))
+    assert comps["defect_identification"] == pytest.approx(expected / 0.3)
     assert comps["ledger_correctness"] == 0.0
-    assert expected <= reward <= expected + 0.1 + 1e-9 < cheap_attacks.REPORT_VALUE
+    assert expected - 1e-6 <= reward <= expected + 0.1 + 1e-6 < cheap_attacks.REPORT_VALUE
     # on a task without a merge it is the placeholder, and scores nothing
     assert play(cheap_attacks.merged_report, T1)[0] == 0.0

@@ -142,7 +142,7 @@ def test_the_solvers_ledger_is_the_contracts_on_every_partner(env) -> None:
 @pytest.fixture(scope="module")
 def sample_worlds(env) -> list[L.World]:
     out = []
-    for task in env.tasks("public")[::6]:
+    for task in env.tasks("public")[::4]:  # every 4th: a currency-mode drift is among them
         view = view_of_files(env.world(task).files)
         out.append(L.World(view, read_terms(view.contract)))
     return out

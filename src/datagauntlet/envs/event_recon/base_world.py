@@ -20,7 +20,11 @@ from datagauntlet.envs.event_recon.records import (
 )
 from datagauntlet.envs.event_recon.zones import PAYOUT_ZONES
 
-PARTNERS_BY_TIER = {1: (8, 10), 2: (9, 11), 3: (10, 13), 4: (12, 15)}
+# Roster bounds at scale 1.0, the original's size: about 3,055 partner projections over the
+# 120 public tasks, so a tier-4 delivery stream needs several `read_file` pages.
+PARTNERS_BY_TIER = {1: (18, 23), 2: (20, 25), 3: (23, 30), 4: (27, 35)}
+DEFAULT_SCALE = 1.0
+SCALE_RANGE = (0.25, 4.0)
 ORDERS_PER_PARTNER = {1: (4, 7), 2: (4, 7), 3: (5, 8), 4: (5, 9)}
 RETRY_RATE = {1: 0.06, 2: 0.07, 3: 0.08, 4: 0.12}
 DENSITY = {1: 1, 2: 1, 3: 2, 4: 3}  # distractor multiplier
@@ -58,9 +62,23 @@ def _distinct_rates(k: Keyed, label: str, n: int, taken: set[int]) -> list[int]:
     return sorted(out)
 
 
-def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
-    k = Keyed(f"event-recon/{seed}/{tier}/{attempt}")
+def roster_bounds(tier: int, scale: float) -> tuple[int, int]:
+    """The roster's size range for a tier at `scale` (1.0: the original's size)."""
+    if not SCALE_RANGE[0] <= scale <= SCALE_RANGE[1]:
+        raise ValueError(f"scale must be in {SCALE_RANGE[0]:g}..{SCALE_RANGE[1]:g}, got {scale:g}")
+    lo, hi = PARTNERS_BY_TIER[tier]
+    lo = max(3, round(lo * scale))
+    return lo, max(lo, round(hi * scale))
+
+
+def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SCALE) -> Draft:
+    lo, hi = roster_bounds(tier, scale)
+    # Another scale is another world of the same seed: its draws are keyed apart.
+    suffix = "" if scale == DEFAULT_SCALE else f"/x{scale:g}"
+    k = Keyed(f"event-recon/{seed}/{tier}/{attempt}{suffix}")
     density = DENSITY[tier]
+    # Distractors grow with the roster, so a bigger world is not a thinner one.
+    spread = max(1, round(density * scale))
     schema = schema_for(k)
     currency = k.choice("currency", 0, names.CURRENCIES)
     brand = f"{k.choice('brand', 0, names.BRAND_HEADS)} {k.choice('brand', 1, names.BRAND_TAILS)}"
@@ -103,7 +121,6 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
     program_ids = list(programs)
 
     # Roster and referral codes.
-    lo, hi = PARTNERS_BY_TIER[tier]
     partners: dict[str, Partner] = {}
     codes: list[ReferralCode] = []
     partner_codes: dict[str, list[str]] = {}
@@ -124,8 +141,8 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
 
     # A code that lawfully moves to another program mid-window (a distractor).
     moving = 0
-    for n in range(64 if n_programs > 1 else 0):
-        if moving == density:
+    for n in range(64 * spread if n_programs > 1 else 0):
+        if moving == spread:
             break
         row = k.choice("moving-code", n, codes)
         if len(_rows(codes, row.code)) > 1:
@@ -175,7 +192,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
 
     # Several distinct same-day orders from one buyer.
     sameday: list[Order] = []
-    for n in range(density):
+    for n in range(spread):
         pid = k.choice("sameday-partner", n, partner_ids)
         day = instant("sameday-at", n, 0.05, 0.9)
         base = day.replace(hour=2, minute=0, second=0)  # all of them on one UTC day
@@ -187,7 +204,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
     orders.extend(sameday)
 
     # Orders at a month boundary (bucketed correctly: zone distractors).
-    for n in range(2 * density):
+    for n in range(2 * spread):
         pid = k.choice("edge-partner", n, partner_ids)
         edge = month_start(*add_months(year, month, 1 + n % 2))
         at = edge + timedelta(minutes=k.randint("edge-offset", n, -600, 600))
@@ -196,7 +213,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
         orders.append(new_order(code, at, gross, "cus_" + k.token("edge-customer", n, 8), f"e{n}"))
 
     # An order carrying a code on no referral row: the platform dead-letters it, correctly.
-    for n in range(1 + density // 2):
+    for n in range(1 + spread // 2):
         at = instant("orphan-at", n, 0.05, 0.9)
         code = "ZZ" + k.token("orphan-code", n, 6).upper()
         orders.append(
@@ -314,7 +331,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0) -> Draft:
 
     # Authorised manual adjustments that reconcile against no event.
     manual: list[LedgerEntry] = []
-    for n in range(1 + density):
+    for n in range(1 + spread):
         pid = k.choice("manual-partner", n, partner_ids)
         program = k.choice("manual-program", n, program_ids)
         amount = k.randint("manual-amount", n, 150, 4000) * (

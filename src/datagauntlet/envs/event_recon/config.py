@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from datagauntlet.core.config import EnvConfig
+from datagauntlet.envs.event_recon.base_world import DEFAULT_SCALE, SCALE_RANGE
 
 TIERS = (1, 2, 3, 4)
 
@@ -22,6 +23,10 @@ class EventReconConfig(EnvConfig):
     num_tasks: int | None = None
     # Import path of a user's module supplying extra defect families and its own seeds.
     family_module: str | None = None
+    # World size: 1.0 is the original's (about 3,055 partner projections over the 120 public
+    # tasks, a tier-4 delivery stream of several read_file pages); rosters and distractors
+    # grow with it, orders per partner do not.
+    scale: float = DEFAULT_SCALE
     # Wall clock of the graded remediation script (its CPU limit is fixed at 60 s).
     script_timeout_seconds: float = 90.0
     # Rows one sql_query may return.
@@ -43,6 +48,7 @@ class EventReconConfig(EnvConfig):
             raise ValueError(f"num_tasks must be >= 1 or None, got {self.num_tasks}")
         if self.family_module is not None and not self.family_module.strip():
             raise ValueError("family_module must be an import path such as mypkg.families")
+        _in_range("scale", self.scale, *SCALE_RANGE)
         _in_range("script_timeout_seconds", self.script_timeout_seconds, 1.0, 600.0)
         _in_range("sql_row_limit", self.sql_row_limit, 1, 100_000)
         _in_range("sql_response_bytes", self.sql_response_bytes, 1_000, 100_000_000)

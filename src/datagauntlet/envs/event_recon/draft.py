@@ -7,6 +7,7 @@ Defect families edit a copy of this model; the files are rendered from it at the
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -95,10 +96,11 @@ class Draft:
 
     def copy(self) -> Draft:
         """A copy families may edit: every mutable part is new, frozen records are shared."""
-        orders = [
-            dataclasses.replace(o, effects=[dataclasses.replace(e) for e in o.effects])
-            for o in self.orders
-        ]
+        orders = []
+        for o in self.orders:
+            twin = copy.copy(o)
+            twin.effects = [copy.copy(e) for e in o.effects]
+            orders.append(twin)
         return dataclasses.replace(
             self,
             partners=dict(self.partners),
@@ -106,7 +108,7 @@ class Draft:
             schedule=list(self.schedule),
             codes=list(self.codes),
             orders=orders,
-            wire={k: dataclasses.replace(d) for k, d in self.wire.items()},
+            wire={k: copy.copy(d) for k, d in self.wire.items()},
             extras=list(self.extras),
             manual=list(self.manual),
             faults={k: dict(v) for k, v in self.faults.items()},
@@ -122,9 +124,21 @@ class Draft:
     def code_rows(self, code: str) -> list[ReferralCode]:
         return [c for c in self.codes if c.code == code]
 
+    def _rows_of(self, code: str) -> list[ReferralCode]:
+        # Families replace or append to `codes`, never edit a row in place, so the list
+        # itself (held, so it cannot be recycled) and its length say when the index is stale.
+        cached = self.__dict__.get("_code_index")
+        if cached is None or cached[0] is not self.codes or cached[1] != len(self.codes):
+            index: dict[str, list[ReferralCode]] = {}
+            for row in self.codes:
+                index.setdefault(row.code, []).append(row)
+            cached = (self.codes, len(self.codes), index)
+            self.__dict__["_code_index"] = cached
+        return cached[2].get(code, [])
+
     def code_row_at(self, code: str, at: str) -> ReferralCode | None:
         best = None
-        for row in self.codes:
+        for row in self._rows_of(code):
             if (
                 row.code == code
                 and row.valid_from <= at

@@ -141,8 +141,9 @@ class EventReconEnv(Environment[EventReconConfig]):
         from datagauntlet.envs.event_recon.splits import families_of
 
         r = self.record(task)
-        key = (r.seed, r.tier, r.split == "public" or r.family_module)
-        return _WORLDS.get(key, lambda: build_task(r.seed, r.tier, families_of(r)))
+        scale = self.config.scale
+        key = (r.seed, r.tier, r.split == "public" or r.family_module, scale)
+        return _WORLDS.get(key, lambda: build_task(r.seed, r.tier, families_of(r), scale))
 
     def episode_truth(self, task: Task) -> Truth:
         """The grader's truth for a task (for gates and tests; never shown to an agent)."""

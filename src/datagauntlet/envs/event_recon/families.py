@@ -115,17 +115,27 @@ class _Base:
 
 
 class DuplicateDelivery(_Base):
-    """The brand re-emits an event under a new event_id; R2 makes it a no-op, B1 books it."""
+    """The brand re-emits an event under a new event_id; R2 makes it a no-op, B1 books it.
+
+    Two modes. `repeat`: an order's creation or first refund re-emitted (dropping the
+    re-emission's rows repairs it). `restart`: the creation re-emitted between two
+    amendments, so the platform restarts the order and books the later amendment against
+    the restarted state (dropping the re-emission leaves the later delta wrong: the
+    contract is needed). Tiers 1-2 draw `restart` only, where invariant 7 admits no
+    contract-free partner.
+    """
 
     def __init__(self) -> None:
-        super().__init__("duplicate_delivery", "wire", "R2", "B1", True, True)
+        super().__init__("duplicate_delivery", "wire", "R2", "B1", True)
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
     ) -> Injection | None:
-        chosen = pick(
-            k, "dup", earning(draft, partner_orders(draft, partner_id, claimed)), min(severity, 2)
-        )
+        pool = earning(draft, partner_orders(draft, partner_id, claimed))
+        restart = draft.tier <= 2 or k.chance("dup-mode", 0, 0.5)
+        if restart:
+            return self._plan_restart(draft, partner_id, plain(pool), k)
+        chosen = pick(k, "dup", pool, min(severity, 2))
         if not chosen:
             return None
         sources = []
@@ -135,45 +145,108 @@ class DuplicateDelivery(_Base):
             delay = k.randint("dup-delay", i, 600, 3 * 86400)
             sources.append((src, new_event_id(k, "dup-id", i), delay))
         return Injection(
-            self.name, partner_id, tuple(o.order_id for o in chosen), {"emissions": sources}
+            self.name,
+            partner_id,
+            tuple(o.order_id for o in chosen),
+            {"mode": "repeat", "emissions": sources},
         )
 
+    def _plan_restart(
+        self, draft: Draft, partner_id: str, pool: list[Order], k: Keyed
+    ) -> Injection | None:
+        pool = [o for o in pool if o.at < draft.end - timedelta(days=3)]
+        chosen = pick(k, "dup-restart", pool, 1)
+        if not chosen:
+            return None
+        o = chosen[0]
+        program, _ = program_of(draft, o)
+        g2 = o.gross * k.randint("dup-f2", 0, 115, 160) // 100
+        g3 = max(program.min_order_minor, o.gross * k.randint("dup-f3", 0, 70, 95) // 100)
+        spec = {
+            "order": o.order_id,
+            "ids": (new_event_id(k, "dup-a2", 0), new_event_id(k, "dup-a3", 0)),
+            "re_id": new_event_id(k, "dup-id", 0),
+            "gross": (g2, g3),
+            "tax": (g2 * o.tax // max(o.gross, 1), g3 * o.tax // max(o.gross, 1)),
+            "minutes": (k.randint("dup-m2", 0, 60, 900), k.randint("dup-m3", 0, 600, 2400)),
+        }
+        return Injection(self.name, partner_id, (o.order_id,), {"mode": "restart", "spec": spec})
+
     def apply(self, draft: Draft, inj: Injection) -> None:
+        if inj.params.get("mode") == "restart":
+            spec = inj.params["spec"]
+            o = draft.order(spec["order"])
+            at2 = o.at + timedelta(minutes=spec["minutes"][0])
+            at3 = at2 + timedelta(minutes=spec["minutes"][1])
+            id2, id3 = spec["ids"]
+            o.effects += [
+                Effect(id2, "order.updated", 2, at2, spec["gross"][0], spec["tax"][0]),
+                Effect(id3, "order.updated", 3, at3, spec["gross"][1], spec["tax"][1]),
+            ]
+            draft.wire[id2] = Delivery(at2 + timedelta(seconds=20))
+            draft.wire[id3] = Delivery(at3 + timedelta(seconds=20))
+            middle = at2 + (at3 - at2) / 2
+            draft.extras.append(Extra(o.event_id, spec["re_id"], 1, middle))
+            return
         for src, new_id, delay in inj.params["emissions"]:
             at = draft.wire[src].received_at + timedelta(seconds=delay)
             draft.extras.append(Extra(src, new_id, 1, at))
 
 
 class OutOfOrderDelivery(_Base):
-    """Two amendments arrive in reverse seq order; R3 keeps the highest seq, B2 the last one."""
+    """Two amendments arrive in reverse seq order; R3 keeps the highest seq, B2 the last one.
+
+    Two modes. `stale`: the late amendment overwrites the later one (dropping its rows
+    repairs it). `under_bar`: the late amendment is under the bar and a refund follows it,
+    so the platform books no reversal for an order it believes does not qualify (dropping
+    the stale rows leaves the reversal missing: the contract is needed). Tiers 1-2 draw
+    `under_bar` only.
+    """
 
     def __init__(self) -> None:
-        super().__init__("out_of_order_delivery", "wire", "R3", "B2", True, True)
+        super().__init__("out_of_order_delivery", "wire", "R3", "B2", True)
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
     ) -> Injection | None:
         pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
-        chosen = pick(k, "ooo", pool, 1 + (severity >= 3))
+        under_bar = draft.tier <= 2 or k.chance("ooo-mode", 0, 0.5)
+        if under_bar:
+            pool = [o for o in pool if o.at < draft.end - timedelta(days=4)]
+        chosen = pick(k, "ooo", pool, 1 if under_bar else 1 + (severity >= 3))
         if not chosen:
             return None
         specs = []
         for i, o in enumerate(chosen):
             program, _ = program_of(draft, o)
+            bar = program.min_order_minor
             f2 = k.randint("ooo-f2", i, 105, 140)
             f3 = k.randint("ooo-f3", i, 75, 97)
-            g2, g3 = o.gross * f2 // 100, max(program.min_order_minor, o.gross * f3 // 100)
-            specs.append(
-                {
-                    "order": o.order_id,
-                    "ids": (new_event_id(k, "ooo-id2", i), new_event_id(k, "ooo-id3", i)),
-                    "gross": (g2, g3),
-                    "tax": (g2 * o.tax // max(o.gross, 1), g3 * o.tax // max(o.gross, 1)),
-                    "minutes": (k.randint("ooo-m2", i, 40, 600), k.randint("ooo-m3", i, 40, 600)),
-                    "lag": k.randint("ooo-lag", i, 900, 6 * 3600),
+            g2, g3 = o.gross * f2 // 100, max(bar, o.gross * f3 // 100)
+            if under_bar:
+                g2 = max(100, bar - k.randint("ooo-under", i, 1, 600))
+            spec = {
+                "order": o.order_id,
+                "ids": (new_event_id(k, "ooo-id2", i), new_event_id(k, "ooo-id3", i)),
+                "gross": (g2, g3),
+                "tax": (g2 * o.tax // max(o.gross, 1), g3 * o.tax // max(o.gross, 1)),
+                "minutes": (k.randint("ooo-m2", i, 40, 600), k.randint("ooo-m3", i, 40, 600)),
+                "lag": k.randint("ooo-lag", i, 900, 6 * 3600),
+            }
+            if under_bar:
+                spec["refund"] = {
+                    "id": new_event_id(k, "ooo-refund", i),
+                    "share": k.randint("ooo-share", i, 15, 60),
+                    "hours": k.randint("ooo-hours", i, 8, 48),
                 }
-            )
-        return Injection(self.name, partner_id, tuple(o.order_id for o in chosen), {"specs": specs})
+            specs.append(spec)
+        mode = "under_bar" if under_bar else "stale"
+        return Injection(
+            self.name,
+            partner_id,
+            tuple(o.order_id for o in chosen),
+            {"mode": mode, "specs": specs},
+        )
 
     def apply(self, draft: Draft, inj: Injection) -> None:
         for spec in inj.params["specs"]:
@@ -186,7 +259,23 @@ class OutOfOrderDelivery(_Base):
                 Effect(id3, "order.updated", 3, at3, spec["gross"][1], spec["tax"][1]),
             ]
             draft.wire[id3] = Delivery(at3 + timedelta(seconds=30))
-            draft.wire[id2] = Delivery(at3 + timedelta(seconds=30 + spec["lag"]))  # late
+            late = at3 + timedelta(seconds=30 + spec["lag"])
+            draft.wire[id2] = Delivery(late)
+            refund = spec.get("refund")
+            if refund:  # after the late amendment, on the latest (seq 3) amounts
+                g3, t3 = spec["gross"][1], spec["tax"][1]
+                at = late + timedelta(hours=refund["hours"])
+                o.effects.append(
+                    Effect(
+                        refund["id"],
+                        "order.refunded",
+                        4,
+                        at,
+                        g3 * refund["share"] // 100,
+                        t3 * refund["share"] // 100,
+                    )
+                )
+                draft.wire[refund["id"]] = Delivery(at + timedelta(seconds=25))
 
 
 class MissingFieldCoercion(_Base):
@@ -199,19 +288,21 @@ class MissingFieldCoercion(_Base):
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
     ) -> Injection | None:
-        chosen = pick(
-            k,
-            "mfc",
-            plain(earning(draft, partner_orders(draft, partner_id, claimed))),
-            min(severity, 2),
-        )
+        pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
+        if draft.tier <= 2:
+            # An amendment without a gross on a gross program is repaired by dropping it, and
+            # a bare refund by reversing what was booked: tiers 1-2 draw the net-basis
+            # amendment only, the mode that needs the contract.
+            pool = [o for o in pool if program_of(draft, o)[0].basis == "net"]
+        chosen = pick(k, "mfc", pool, min(severity, 2))
         if not chosen:
             return None
         specs = []
         for i, o in enumerate(chosen):
             # A bare refund is nearly always finishable by reversing what was booked, so it
             # is the rarer mode (invariant 7 would reject most plans drawing it).
-            mode = "refund" if k.chance("mfc-mode", i, 0.25) else "amendment"
+            refund = draft.tier >= 3 and k.chance("mfc-mode", i, 0.25)
+            mode = "refund" if refund else "amendment"
             specs.append(
                 {
                     "order": o.order_id,
@@ -270,7 +361,8 @@ class CurrencyOrRoundingDrift(_Base):
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]
     ) -> Injection | None:
         pool = plain(earning(draft, partner_orders(draft, partner_id, claimed)))
-        mode = k.choice("cur-mode", 0, ("currency", "rounding"))
+        # Dropping a foreign-currency order needs no contract: tiers 1-2 draw rounding only.
+        mode = "rounding" if draft.tier <= 2 else k.choice("cur-mode", 0, ("currency", "rounding"))
         if mode == "rounding":
             pool = [o for o in pool if draft.wire[o.event_id].received_at >= draft.cutover]
         chosen = pick(k, "cur", pool, min(severity, 2))
@@ -394,7 +486,14 @@ class PartialBackfill(_Base):
 
 class IdentityFragmentation(_Base):
     """A duplicate partner record merged into the real one still owns a code: R6 follows
-    the merge, B7 trusts the code's cached partner. Names the survivor and the duplicate."""
+    the merge, B7 trusts the code's cached partner. Names the survivor and the duplicate.
+
+    Two modes. `same_tier`: the duplicate was opened at the survivor's tier (re-keying its
+    rows repairs the survivor). `stale_tier`: it was opened at another tier and its code
+    caches that one, so the survivor's rows must also be re-rated (R6 then R7: the
+    contract is needed). The duplicate itself is always finished by a re-key, which is why
+    no tier-1 or tier-2 task can carry this family (see docs/envs/event-recon.md).
+    """
 
     def __init__(self) -> None:
         super().__init__("identity_fragmentation", "reference", "R6", "B7", False, True)
@@ -409,6 +508,9 @@ class IdentityFragmentation(_Base):
         chosen = pick(k, "frag", [o for o in pool if o.code == code], severity + 1)
         assert chosen
         p = draft.partners[partner_id]
+        tier = p.tier
+        if k.chance("frag-stale", 0, 0.5):
+            tier = k.choice("frag-tier", 0, [t for t in PARTNER_TIERS if t != p.tier])
         return Injection(
             self.name,
             partner_id,
@@ -417,18 +519,20 @@ class IdentityFragmentation(_Base):
                 "fragment": "prt_" + k.token("frag-id", 0, 8),
                 "code": code + k.token("frag-code-sfx", 0, 2).upper(),
                 "email": p.email.replace("@", "+shop@"),
+                "tier": tier,
             },
         )
 
     def apply(self, draft: Draft, inj: Injection) -> None:
         p = draft.partners[inj.partner_id]
         frag = inj.params["fragment"]
+        tier = inj.params.get("tier", p.tier)
         draft.partners[frag] = Partner(
-            frag, p.name, p.tier, inj.params["email"], merged_into=p.partner_id
+            frag, p.name, tier, inj.params["email"], merged_into=p.partner_id
         )
         original = draft.order(inj.orders[0]).code
         row = draft.code_rows(original)[0]
-        draft.codes.append(replace(row, code=inj.params["code"], partner_id=frag))
+        draft.codes.append(replace(row, code=inj.params["code"], partner_id=frag, tier=tier))
         for oid in inj.orders:
             draft.order(oid).code = inj.params["code"]
 

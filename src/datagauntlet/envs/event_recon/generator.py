@@ -10,7 +10,7 @@ from collections.abc import Mapping
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon import zones
-from datagauntlet.envs.event_recon.base_world import base_draft
+from datagauntlet.envs.event_recon.base_world import DEFAULT_SCALE, base_draft
 from datagauntlet.envs.event_recon.contract import render_contract
 from datagauntlet.envs.event_recon.families import (
     Family,
@@ -32,21 +32,29 @@ class GenerationError(RuntimeError):
 
 
 def plan_world(
-    seed: int, tier: int, families: Mapping[str, Family] | None = None
+    seed: int,
+    tier: int,
+    families: Mapping[str, Family] | None = None,
+    scale: float = DEFAULT_SCALE,
 ) -> tuple[Evaluation, int]:
-    ev, attempts, _ = _plan_world(seed, tier, families)
+    ev, attempts, _ = _plan_world(seed, tier, families, scale)
     return ev, attempts
 
 
 def _plan_world(
-    seed: int, tier: int, families: Mapping[str, Family] | None
+    seed: int, tier: int, families: Mapping[str, Family] | None, scale: float = DEFAULT_SCALE
 ) -> tuple[Evaluation, int, list[Injection]]:
     if tier not in TIERS:
         raise ValueError(f"tier must be one of 1-4, not {tier!r}")
     fams = dict(builtin_families() if families is None else families)
+    # Tiers 1-2 keep the families they drew for every attempt: redrawing them with the world
+    # would favour the families that plant most easily (see plan.draw).
+    family_key = Keyed(f"event-recon/{seed}/{tier}/families") if tier <= 2 else None
+    if scale != DEFAULT_SCALE and family_key is not None:
+        family_key = Keyed(f"event-recon/{seed}/{tier}/families/x{scale:g}")
     for attempt in range(MAX_ATTEMPTS):
-        clean = base_draft(seed, tier, attempt)
-        plan = draw(clean, Keyed(f"event-recon/{seed}/{tier}/{attempt}/plan"), fams)
+        clean = base_draft(seed, tier, attempt, scale)
+        plan = draw(clean, Keyed(f"event-recon/{seed}/{tier}/{attempt}/plan"), fams, family_key)
         if plan is None:
             continue
         ev = evaluate(clean, plan, fams, exhaustive=False)
@@ -74,9 +82,14 @@ def payouts_for(ev: Evaluation) -> list[Payout]:
     return out
 
 
-def generate(seed: int, tier: int, families: Mapping[str, Family] | None = None) -> World:
+def generate(
+    seed: int,
+    tier: int,
+    families: Mapping[str, Family] | None = None,
+    scale: float = DEFAULT_SCALE,
+) -> World:
     fams = builtin_families() if families is None else families
-    ev, attempts, plan = _plan_world(seed, tier, fams)
+    ev, attempts, plan = _plan_world(seed, tier, fams, scale)
     final = ev.final
     draft = final.draft
     names = tuple(sorted(fams))
@@ -133,8 +146,13 @@ def cross_check(world: World) -> int:
     return len(theirs)
 
 
-def build_task(seed: int, tier: int, families: Mapping[str, Family] | None = None) -> World:
+def build_task(
+    seed: int,
+    tier: int,
+    families: Mapping[str, Family] | None = None,
+    scale: float = DEFAULT_SCALE,
+) -> World:
     """A world that passed all ten conditions and the cross-check (else TaskRefused)."""
-    world = generate(seed, tier, families)
+    world = generate(seed, tier, families, scale)
     cross_check(world)
     return world

@@ -147,10 +147,7 @@ def evaluate(
     """
     tier = clean.tier
     failed: list[str] = []
-    base = run(clean)
     final = run(apply(clean, injections, families))
-    if base.shipped != base.correct:
-        failed.append(CONDITIONS[0])
     broken_final = {p for p in final.draft.partners if final.shipped[p] != final.correct[p]}
     statement = statement_projection(final.draft)
     first = final.draft.months[0]
@@ -169,8 +166,11 @@ def evaluate(
     families_used = [inj.family for inj in injections]
     if tier >= 2 and len(set(families_used)) != len(families_used):
         failed.append(CONDITIONS[8])
-    if failed and not exhaustive:
+    if failed and not exhaustive:  # the cheap checks first: most rejected plans stop here
         return Evaluation(tier, final, (), failed, repairable)
+    base = run(clean)
+    if base.shipped != base.correct:
+        failed.insert(0, CONDITIONS[0])
     manifest: list[Defect] = []
     for inj in injections:
         # A defect edits only the orders it claimed, so alone it can move only their rows;
@@ -269,24 +269,27 @@ def _bookkeeping_only(family: Family) -> bool:
     return bool(getattr(family, "bookkeeping_only", False))
 
 
-def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection] | None:
-    """A plan for the draft's tier: distinct families from T2 on; on T3/T4 the first two
-    defects share a partner.
+SHARED_HUB = "identity_fragmentation"
+SHARED_CHANCE = 0.6  # of a T3/T4 plan putting its second defect on the hub's own orders
 
-    Families that are bookkeeping in every mode would break invariant 7 on a tier-1 or
-    tier-2 task, so those tiers do not draw them; T3/T4 draw at most one, and put it on the
-    shared partner next to a defect that needs the contract. These are only to waste fewer
-    attempts: the ten conditions judge the built task either way.
-    """
-    tier = clean.tier
+
+def _draw_families(tier: int, k: Keyed, families: dict[str, Family]) -> tuple[list[str], bool]:
+    """The plan's families (distinct), and whether the first two share orders."""
     lo, hi = DEFECTS_BY_TIER[tier]
     n = k.randint("n-defects", 0, lo, hi)
     names = sorted(families)
     books = [f for f in names if _bookkeeping_only(families[f])]
     others = [f for f in names if f not in books]
+    shared = tier >= 3 and SHARED_HUB in books and k.chance("shared", 0, SHARED_CHANCE)
+    if shared:  # the duplicate is finished by a re-key: four broken partners admit it
+        n = max(n, 4)
     chosen = k.sample("families", others, min(n, len(others)))
-    if tier >= 3 and books and k.chance("bookkeeping", 0, 0.8):
-        chosen[-1] = k.choice("bookkeeping-family", 0, books)
+    if shared:
+        chosen[-1] = SHARED_HUB
+    elif tier >= 3 and books and k.chance("bookkeeping", 0, 0.8):
+        # The hub has its own draw above; the rest get this slot.
+        rest = [f for f in books if f != SHARED_HUB] or books
+        chosen[-1] = k.choice("bookkeeping-family", 0, rest)
     if tier == 4 and not any(families[f].contract_reasoning for f in chosen):
         reasoning = [f for f in others if families[f].contract_reasoning and f not in chosen]
         chosen[0] = k.choice("reasoning-family", 0, reasoning)
@@ -298,6 +301,28 @@ def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection]
             names.index(f),
         )
     )
+    return chosen, shared
+
+
+def draw(
+    clean: Draft, k: Keyed, families: dict[str, Family], family_key: Keyed | None = None
+) -> list[Injection] | None:
+    """A plan for the draft's tier: distinct families from T2 on; on T3/T4 the first two
+    defects share a partner, and in `SHARED_CHANCE` of plans the first is a merged
+    duplicate and the second lands on the very orders the duplicate's code earned, so the
+    repairs interact (re-key before re-rating; the other way round books twice).
+
+    Families that are bookkeeping in every mode would break invariant 7 on a tier-1 or
+    tier-2 task, so those tiers do not draw them; T3/T4 draw at most one, and put it on the
+    shared partner next to a defect that needs the contract. These are only to waste fewer
+    attempts: the ten conditions judge the built task either way.
+
+    `family_key`, when given, draws the families (the rest still comes from `k`): the
+    generator keys them by the task alone on tiers 1-2, so a family that is harder to plant
+    is retried on fresh worlds rather than quietly replaced by an easier one.
+    """
+    tier = clean.tier
+    chosen, shared = _draw_families(tier, family_key or k, families)
     partners = [p for p in clean.partners if clean.partners[p].merged_into is None]
     used: set[str] = set()
     claimed: set[str] = set()
@@ -307,12 +332,19 @@ def draw(clean: Draft, k: Keyed, families: dict[str, Family]) -> list[Injection]
     i = 0
     while pending:
         if tier >= 3 and i == 1:
-            # The second defect goes to the first one's partner: whichever family can.
+            # The second defect goes to the first one's partner (its orders, when shared):
+            # whichever family can.
+            taken = claimed
+            options = pending
+            if shared and plan[0].family == SHARED_HUB:
+                hub_orders = set(plan[0].orders)
+                taken = {o.order_id for o in clean.orders} - hub_orders
+                options = [f for f in pending if families[f].where != "reference"]
             pick = next(
                 (
                     (f, inj)
-                    for f in pending
-                    if (inj := _plan_on(families[f], clean, [hub], k, i, claimed)) is not None
+                    for f in options
+                    if (inj := _plan_on(families[f], clean, [hub], k, i, taken)) is not None
                 ),
                 None,
             )

@@ -76,7 +76,8 @@ class Finding:
 @dataclass
 class Diagnosis:
     moved: list[str] = field(default_factory=list)  # order ids whose rows are wrong
-    family_of: dict[str, str] = field(default_factory=dict)  # moved order -> family
+    family_of: dict[str, str] = field(default_factory=dict)  # moved order -> family(ies)
+    families_of: dict[str, tuple[str, ...]] = field(default_factory=dict)
     unexplained: dict[str, list[str]] = field(default_factory=dict)  # order -> candidates
     findings: list[Finding] = field(default_factory=list)
 
@@ -257,6 +258,122 @@ WIRE_EVIDENCE = {
 }
 
 
+def pair_candidates(
+    world: World,
+    order_id: str,
+    booked: Lines,
+    families: tuple[str, ...],
+    base: Reading = CONTRACT,
+    steps: Steps = NO_STEPS,
+) -> list[tuple[str, str]]:
+    """Two families on one order: the pairs whose misreadings together reproduce what was
+    booked, each member borne out by the order's own evidence where it leaves any."""
+    out = []
+    for i, first in enumerate(families):
+        if first in WIRE_EVIDENCE and not WIRE_EVIDENCE[first](world, order_id):
+            continue
+        for second in families[i + 1 :]:
+            if second in WIRE_EVIDENCE and not WIRE_EVIDENCE[second](world, order_id):
+                continue
+            if _pair_fits(world, order_id, booked, first, second, base, steps):
+                out.append((first, second))
+    return out
+
+
+def _pair_fits(
+    world: World,
+    order_id: str,
+    booked: Lines,
+    first: str,
+    second: str,
+    base: Reading,
+    steps: Steps = NO_STEPS,
+) -> bool:
+    for a in hypotheses(world, first, steps):
+        for b in hypotheses(world, second, steps):
+            if set(a) & set(b):
+                continue
+            reading = replace(base, **a, **b)  # type: ignore[arg-type]
+            if aggregate(replay_lines(world, order_id, reading)) == booked:
+                return True
+    return False
+
+
+def _alone(
+    world: World, order_id: str, family: str, booked: Lines, base: Reading, steps: Steps = NO_STEPS
+) -> Lines:
+    """What the order books with only this family's misreading (the manifest's rule: a
+    defect is listed for the partners it alone moved)."""
+    right = aggregate(replay_lines(world, order_id, base))
+    for change in hypotheses(world, family, steps):
+        lines = aggregate(replay_lines(world, order_id, replace(base, **change)))  # type: ignore[arg-type]
+        if lines != right:
+            return lines
+    return booked
+
+
+# Wire families whose trace on the order is its own payload, not the reference data.
+PAYLOAD_EVIDENCE = (
+    "duplicate_delivery",
+    "out_of_order_delivery",
+    "missing_field_coercion",
+    "schema_drift",
+    "currency_or_rounding_drift",
+    "partial_backfill",
+)
+
+
+def _with_masked(
+    world: World, order_id: str, shipped: dict[str, Lines], family: str, base: Reading
+) -> tuple[str, ...]:
+    """One family explains the order; a second whose trace the payload shows, and whose
+    misreading together with the first books the same rows, rode along unseen in the amounts
+    (a one-unit rounding drift under a re-keyed duplicate's other rate, say)."""
+    booked = shipped.get(order_id, {})
+    for other in PAYLOAD_EVIDENCE:
+        if other == family or not WIRE_EVIDENCE[other](world, order_id):
+            continue
+        if other in _masks(family) and _pair_fits(world, order_id, booked, family, other, base):
+            return (family, other)
+    return (family,)
+
+
+def _masks(family: str) -> tuple[str, ...]:
+    # Only a partner-moving family can hide another's amounts: its rows sit elsewhere.
+    return PAYLOAD_EVIDENCE if family == "identity_fragmentation" else ()
+
+
+def _explain(
+    world: World,
+    diag: Diagnosis,
+    shipped: dict[str, Lines],
+    families: tuple[str, ...],
+    base: Reading,
+    steps: Steps = NO_STEPS,
+) -> None:
+    """Set `families_of` for every moved order one family or a pair explains."""
+    found = {o: candidates(world, o, shipped.get(o, {}), families, base, steps) for o in diag.moved}
+    sure = {f[0] for f in found.values() if len(f) == 1}
+    for order_id in diag.moved:
+        options = found[order_id]
+        if len(options) > 1:  # a coincidence of amounts: side with a defect seen elsewhere
+            options = [f for f in options if f in sure]
+        if len(options) == 1:
+            diag.families_of[order_id] = _with_masked(world, order_id, shipped, options[0], base)
+            continue
+        if not found[order_id]:
+            pairs = pair_candidates(
+                world, order_id, shipped.get(order_id, {}), families, base, steps
+            )
+            if len(pairs) > 1:
+                pairs = [p for p in pairs if set(p) <= sure] or pairs
+            if len(pairs) == 1:
+                diag.families_of[order_id] = pairs[0]
+                continue
+        diag.unexplained[order_id] = found[order_id]
+    diag.family_of = {o: "+".join(f) for o, f in diag.families_of.items()}
+
+
 def diagnose(
     world: World,
     ledger: Ledger,
@@ -271,32 +388,27 @@ def diagnose(
         booked = shipped.get(order_id, {})
         if booked != ledger.order_lines(order_id):
             diag.moved.append(order_id)
+    _explain(world, diag, shipped, families, base, steps)
     moves: dict[str, dict[str, dict[str, int]]] = defaultdict(
         lambda: defaultdict(lambda: defaultdict(int))
     )
     cite: dict[tuple[str, str], str] = {}
-    found = {o: candidates(world, o, shipped.get(o, {}), families, base, steps) for o in diag.moved}
-    sure = {f[0] for f in found.values() if len(f) == 1}
-    for order_id in diag.moved:
+    for order_id, named in diag.families_of.items():
         booked = shipped.get(order_id, {})
-        options = found[order_id]
-        if len(options) > 1:  # a coincidence of amounts: side with a defect seen elsewhere
-            options = [f for f in options if f in sure]
-        if len(options) != 1:
-            diag.unexplained[order_id] = found[order_id]
-            continue
-        family = options[0]
-        diag.family_of[order_id] = family
         right = ledger.order_lines(order_id)
         created = next(
             (e.event_id for e in world.events.get(order_id, []) if e.type == "order.created"),
             None,
         )
-        for key in sorted(set(booked) | set(right)):
-            partner, period = key
-            moves[family][partner][period] += booked.get(key, 0) - right.get(key, 0)
-            if created is not None:
-                cite.setdefault((family, partner), created)
+        for family in named:
+            wrong = (
+                booked if len(named) == 1 else _alone(world, order_id, family, booked, base, steps)
+            )
+            for key in sorted(set(wrong) | set(right)):
+                partner, period = key
+                moves[family][partner][period] += wrong.get(key, 0) - right.get(key, 0)
+                if created is not None:
+                    cite.setdefault((family, partner), created)
     for family in sorted(moves):
         for partner in sorted(moves[family]):
             if any(moves[family][partner].values()) and (family, partner) in cite:

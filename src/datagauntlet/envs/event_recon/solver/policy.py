@@ -24,7 +24,7 @@ from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon.solver.diagnose import NO_STEPS, Steps, diagnose, hypotheses
 from datagauntlet.envs.event_recon.solver.ledger import World, compute
 from datagauntlet.envs.event_recon.solver.reading import CONTRACT, with_rules
-from datagauntlet.envs.event_recon.solver.script import FixRefused, plan_fix, render_script
+from datagauntlet.envs.event_recon.solver.script import Fix, FixRefused, plan_fix, render_script
 from datagauntlet.envs.event_recon.solver.terms import read_terms
 from datagauntlet.envs.event_recon.solver.view import View, gather, ok
 
@@ -51,6 +51,20 @@ def play(
     """Gather, read, compute, classify, repair, submit. `knows(view)` names the rules the
     policy knows (None: all of them, the reference); `steps` are the reference steps of the
     families a family module brings (by name), the only way it knows one of those."""
+    fix, findings, offered = prepare(ep, knows, steps)
+    ok(ep, "write_file", {"path": SCRIPT_PATH, "content": render_script(fix)})
+    if not findings:  # the gate wants one finding; a policy that saw nothing still reports
+        findings = [{"family": offered[0], "partner_id": "none", "event_id": "none"}]
+    ok(ep, "submit_report", {"findings": findings, "script_path": SCRIPT_PATH})
+
+
+def prepare(
+    ep: Episode,
+    knows: Callable[[View], frozenset[str]] | None = None,
+    steps: Steps = NO_STEPS,
+) -> tuple[Fix, list[dict[str, str]], tuple[str, ...]]:
+    """Everything `play` submits, without submitting: the fix, the findings and the families
+    the report may name."""
     view = gather(ep)
     terms = read_terms(view.contract)
     known = None if knows is None else knows(view) | frozenset(WIRE_RULES)
@@ -72,11 +86,7 @@ def play(
         if known is None:
             raise
         fix = plan_fix(world, ledger, columns, diag.moved, diag.family_of, check=False)
-    ok(ep, "write_file", {"path": SCRIPT_PATH, "content": render_script(fix)})
-    findings = [f.as_dict() for f in diag.findings]
-    if not findings:  # the gate wants one finding; a policy that saw nothing still reports
-        findings = [{"family": offered[0], "partner_id": "none", "event_id": "none"}]
-    ok(ep, "submit_report", {"findings": findings, "script_path": SCRIPT_PATH})
+    return fix, [f.as_dict() for f in diag.findings], offered
 
 
 FAMILY_RULE = {
