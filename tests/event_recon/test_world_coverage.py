@@ -36,21 +36,20 @@ def test_the_docs_table_is_the_codes(table: dict[str, dict[int, int]]) -> None:
 
 
 def test_every_off_tier_cell_is_explained_in_the_docs() -> None:
-    text = DOCS.read_text()
+    text = " ".join(DOCS.read_text().split())
     for (family, tier), why in OFF_TIER.items():
         assert tier in TIERS and family in FAMILIES
-        assert f"`{family}` on T{tier}" in text, (family, tier)
-        assert why.split(",")[0] in text
+        assert f"`{family}` on T{tier}: {why}" in text, (family, tier)
 
 
 def test_the_rule_fires_on_a_thin_or_missing_cell() -> None:
     """The checker is not vacuous: a family short of 15 tasks, a tier it can have and never
     gets, and a cell OFF_TIER rules out are each reported."""
-    thin = {f: dict.fromkeys(TIERS, 5) for f in FAMILIES}
+    thin = {f: dict.fromkeys(TIERS, 8) for f in FAMILIES}
     for cell in OFF_TIER:
         thin[cell[0]][cell[1]] = 0
     assert coverage_problems(thin) == []
-    thin["schema_drift"] = {1: 0, 2: 5, 3: 5, 4: 5}
+    thin["schema_drift"] = {1: 0, 2: 8, 3: 8, 4: 8}
     thin["gross_net_divergence"] = {1: 1, 2: 1, 3: 1, 4: 1}
     thin["timezone_boundary"][1] = 1
     problems = coverage_problems(thin)

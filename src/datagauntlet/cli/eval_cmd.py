@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.cli.options import add_config_argument, table_console
+from datagauntlet.cli.options import add_config_argument, count, number, seconds, table_console
 from datagauntlet.frontdoors.event_loop import LOOPS
 from datagauntlet.frontdoors.event_loop import run as run_on_loop
 
@@ -36,14 +36,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
     )
-    parser.add_argument("-n", "--tasks", type=int, default=5, metavar="N", help="tasks (default 5)")
     parser.add_argument(
-        "-r", "--rollouts", type=int, default=1, metavar="R", help="rollouts per task"
+        "-n", "--tasks", type=count(), default=5, metavar="N", help="tasks (default 5)"
     )
-    parser.add_argument("--concurrency", type=int, default=8, metavar="C", help="rollouts at once")
+    parser.add_argument(
+        "-r", "--rollouts", type=count(), default=1, metavar="R", help="rollouts per task"
+    )
+    parser.add_argument(
+        "--concurrency", type=count(), default=8, metavar="C", help="rollouts at once"
+    )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=count(1, 256),
         default=1,
         metavar="K",
         help="processes playing the rollouts, C/K at once each (default 1). One process's "
@@ -52,12 +56,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-turns",
-        type=int,
+        type=count(),
         default=None,
         metavar="T",
         help="model calls per rollout (default: the env's max_turns, else 30)",
     )
-    parser.add_argument("--temperature", type=float, default=None, metavar="X")
+    parser.add_argument("--temperature", type=number(float, 0, 100), default=None, metavar="X")
     parser.add_argument(
         "--out",
         type=Path,
@@ -74,26 +78,29 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="skip rollouts already in the output")
     parser.add_argument(
-        "--overwrite", action="store_true", help="replace the results already in the output"
+        "--overwrite",
+        "--force",
+        action="store_true",
+        help="replace the results already in the output",
     )
     add_split_argument(parser)
     parser.add_argument(
         "--retries",
-        type=int,
+        type=count(0, 100),
         default=4,
         metavar="K",
         help="retries of a transient endpoint error, with backoff",
     )
     parser.add_argument(
         "--request-timeout",
-        type=float,
+        type=seconds(),
         default=None,
         metavar="S",
         help="total seconds one model request may take, however slowly it trickles (default 120)",
     )
     parser.add_argument(
         "--rollout-timeout",
-        type=float,
+        type=seconds(),
         default=None,
         metavar="S",
         help="total seconds one rollout may take (default 1800)",
@@ -158,6 +165,7 @@ def run(args: argparse.Namespace) -> int:
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from datagauntlet.cli.options import build_env
+    from datagauntlet.core.output_files import write_output
     from datagauntlet.frontdoors.evaluate import (
         DEFAULT_ROLLOUT_TIMEOUT,
         SUMMARY_FILE,
@@ -286,7 +294,8 @@ def run(args: argparse.Namespace) -> int:
             outcome = run_on_loop(main(advance), args.event_loop)
     summary = summarize_records(outcome.records, args.rollouts)
     summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    write_output(out / SUMMARY_FILE, text, force=True)  # this run's own (check_out_dir)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:

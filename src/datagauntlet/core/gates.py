@@ -31,7 +31,10 @@ from datagauntlet.core.action_log import canonical_json
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
 from datagauntlet.core.episode import Episode, Task
+from datagauntlet.core.gate_types import Gate, GateResult
 from datagauntlet.core.runner import EpisodeResult, run
+
+__all__ = ["Gate", "GateReport", "GateResult", "GateRun", "ceiling", "null", "run_gates"]
 
 FLOOR_GAP = 0.05
 RESCORINGS = 100
@@ -71,35 +74,22 @@ def probe_ceiling(policy: Policy, config: EnvConfig) -> float | None:
 
 # --- results ---------------------------------------------------------------------------------
 @dataclass(frozen=True)
-class GateResult:
-    name: str
-    value: float | int | str | None
-    bound: str
-    ok: bool
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "value": self.value, "bound": self.bound, "ok": self.ok}
-
-
-@dataclass(frozen=True)
-class Gate:
-    name: str
-    run: Callable[[GateRun], GateResult | Sequence[GateResult]]
-
-
-@dataclass(frozen=True)
 class GateReport:
     env: str
     split: str
     tasks: int
     gates: list[GateResult]
+    canary: str | None = None  # the env's contamination canary, on its exported records
 
     @property
     def ok(self) -> bool:
         return all(g.ok for g in self.gates)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"env": self.env, "ok": self.ok, "gates": [g.as_dict() for g in self.gates]}
+        out = {"env": self.env, "ok": self.ok, "gates": [g.as_dict() for g in self.gates]}
+        if self.canary is not None:
+            out["canary"] = self.canary
+        return out
 
 
 @dataclass
@@ -368,7 +358,7 @@ def run_gates(
             continue
         out = gate.run(g)
         rows += [out] if isinstance(out, GateResult) else list(out)
-    return GateReport(env.id, split, len(g.tasks), rows)
+    return GateReport(env.id, split, len(g.tasks), rows, env.canary)
 
 
 def _main(payload: str) -> int:

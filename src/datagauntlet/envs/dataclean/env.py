@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy
@@ -31,6 +30,7 @@ class DatacleanEnv(Environment, DatacleanFamilies):
     weights = WEIGHTS
     metric_names = METRICS
     attackers = tuple(PROBES)
+    world_bytes_estimate = 256 * 1024  # measured: ~105 KiB built and played (docs/server.md)
     default_task_count = 40
 
     def __init__(self, config: DatacleanConfig | None = None) -> None:
@@ -48,11 +48,6 @@ class DatacleanEnv(Environment, DatacleanFamilies):
 
     def _metadata(self, world: CleaningTask) -> dict[str, Any]:
         return {"family": world.family.id, "rows": len(world.dirty)}
-
-    def report_tables(self) -> dict[str, Callable[[], str]]:
-        from datagauntlet.envs.dataclean.report import report_tables
-
-        return report_tables()
 
     def episode(self, task: Task) -> DatacleanEpisode:
         return DatacleanEpisode(self, task)

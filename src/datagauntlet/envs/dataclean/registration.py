@@ -21,4 +21,6 @@ REGISTRATION = Registration(
     summary="repair a corrupted table with a JSON program of safe operations",
     command="datagauntlet.envs.dataclean.command",
     final_answer="datagauntlet.envs.dataclean.final_answer:PROGRAM_REPLY",
+    report_tables="datagauntlet.envs.dataclean.report:report_tables",
+    remote_config=("family", "rows", "previews"),
 )

@@ -1,4 +1,4 @@
-"""The full gate run of event-recon, kept as a file the README's gate table is rendered from.
+"""The full gate run of event-recon, kept as a file its docs page's gate table is rendered from.
 
     python -m datagauntlet.envs.event_recon.gate_report [--workers 2] [--write] [--render]
     python -m datagauntlet.envs.event_recon.gate_report --split private [--secret-file PATH]
@@ -7,8 +7,8 @@
 runs every gate row (the shared ones and event-recon's own) over the 120 public tasks. With
 `--write` it writes `docs/envs/event-recon-gates.json` (the rows; each policy's reward and
 ledger component per task; each sweep family's and cheap attack's reward per task; the tiers;
-the time each gate took) and re-renders the README's table from it. `--render` only re-renders
-the table from the committed file.
+the time each gate took) and re-renders the table in `docs/envs/event-recon.md` from it.
+`--render` only re-renders the table from the committed file.
 
 `--split private` gates the held-out split for the secret given at run time (`--secret-file`,
 or `DATAGAUNTLET_SECRET` / `DATAGAUNTLET_SECRET_FILE`); with `--write` it writes the whole
@@ -16,7 +16,7 @@ split's figures to `docs/envs/event-recon-gates-private.json` (or `--out`): the 
 per-task figures, keyed by task id, and the secret's public name (`seeding.secret_id`). Neither
 the secret nor any task seed is written, so the figures can be published.
 
-`tests/event_recon/test_er_gate_report.py` checks that the README table is what the file
+`tests/event_recon/test_er_gate_report.py` checks that the page's table is what the file
 renders, that each row is what the file's per-task figures add up to, and replays a sample of
 tasks to check those per-task figures are the code's.
 """
@@ -38,7 +38,7 @@ from datagauntlet.core.gates import GateRun
 ROOT = Path(__file__).resolve().parents[4]
 REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
 PRIVATE_REPORT = ROOT / "docs" / "envs" / "event-recon-gates-private.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "envs" / "event-recon.md"
 BEGIN = "<!-- gates:event-recon -->"
 END = "<!-- /gates:event-recon -->"
 PLAY_ALL = "(every policy on every task)"  # the first timing: the play the gates then read
@@ -135,7 +135,7 @@ def _cell(value: Any) -> str:
 
 
 def table(report: dict[str, Any]) -> str:
-    """The README block: one line of provenance, then every row with its bound."""
+    """The page block: one line of provenance, then every row with its bound."""
     passing = sum(1 for r in report["rows"] if r["ok"])
     load = report.get("loadavg") or [None, None]
     secret = f" (secret {report['secret_id']})" if report.get("secret_id") else ""
@@ -159,12 +159,12 @@ def load(path: Path = REPORT) -> dict[str, Any]:
     return report
 
 
-def readme_block(text: str) -> str:
-    """The text between the README's gate-table markers (ValueError if they are missing)."""
+def page_block(text: str) -> str:
+    """The text between the page's gate-table markers (ValueError if they are missing)."""
     _, sep, rest = text.partition(BEGIN)
     body, sep2, _ = rest.partition(END)
     if not sep or not sep2:
-        raise ValueError(f"README has no {BEGIN} ... {END} block")
+        raise ValueError(f"the page has no {BEGIN} ... {END} block")
     return body.strip("\n")
 
 
@@ -192,9 +192,9 @@ def rejudge(report: dict[str, Any]) -> dict[str, Any]:
     return {**report, "rows": rows, "ok": all(r["ok"] for r in rows)}
 
 
-def render_readme(report: dict[str, Any], path: Path = README) -> None:
+def render_page(report: dict[str, Any], path: Path = PAGE) -> None:
     text = path.read_text()
-    readme_block(text)  # both markers present, or ValueError
+    page_block(text)  # both markers present, or ValueError
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
     path.write_text(f"{head}{BEGIN}\n{table(report)}\n{END}{tail}")
@@ -208,14 +208,16 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--write",
         action="store_true",
-        help=f"write {REPORT.name} and the README table ({PRIVATE_REPORT.name} for private)",
+        help=f"write {REPORT.name} and its table ({PRIVATE_REPORT.name} for private)",
     )
     parser.add_argument("--out", type=Path, default=None, help="with --write: the file to write")
     parser.add_argument(
         "--secret-file", default=None, help="the held-out secret (else DATAGAUNTLET_SECRET)"
     )
     parser.add_argument(
-        "--render", action="store_true", help=f"only re-render the README table from {REPORT.name}"
+        "--render",
+        action="store_true",
+        help=f"only re-render the table in {PAGE.name} from {REPORT.name}",
     )
     parser.add_argument(
         "--rejudge",
@@ -239,7 +241,7 @@ def _refusal(args: argparse.Namespace) -> str | None:
     if args.out is not None and not args.write:
         return "--out goes with --write"
     if args.out is not None and args.split == "public":
-        return "--out is for the private split (public writes the committed file and README)"
+        return "--out is for the private split (public writes the committed file and page)"
     if seeding.is_held_out(args.split):
         try:
             if args.secret_file:
@@ -257,7 +259,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             report = rejudge(load()) if args.rejudge else load()
             if args.rejudge:
                 REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-            render_readme(report)
+            render_page(report)
         except (OSError, ValueError) as exc:
             print(f"gate_report: {exc}", file=sys.stderr)
             return 2
@@ -271,7 +273,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         path = REPORT if args.split == "public" else (args.out or PRIVATE_REPORT)
         path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
         if args.split == "public":
-            render_readme(report)
+            render_page(report)
     if args.json:
         print(json.dumps(report, sort_keys=True))
     else:
