@@ -7,16 +7,19 @@ STAMP := $(VENV)/.installed
 .PHONY: run test lint format bench gates mutants clean
 
 # The package, then one thin distribution per env (environments/<id>/, its verifiers module),
-# installed as real files: an editable finder would lose to tests/<env>/ on sys.path.
-$(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml)
+# installed as real files: an editable finder would lose to tests/<env>/ on sys.path. Then the
+# held-out families (heldout/, a distribution of its own that the public package never holds),
+# editable so the tests play what is in the tree.
+$(STAMP): pyproject.toml $(wildcard environments/*/pyproject.toml) heldout/pyproject.toml
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 	$(BIN)/python -m pip install --quiet -e ".[all,dev]"
 	$(BIN)/python -m pip install --quiet --no-deps $(wildcard environments/*)
+	$(BIN)/python -m pip install --quiet --no-deps -e heldout
 	touch $(STAMP)
 
 run: $(STAMP)
-	$(BIN)/datagauntlet calibrate --report runs/report.html
+	$(BIN)/datagauntlet calibrate --report runs/report.html --force
 
 # Two pytest workers, whole files each (a file's session fixtures are built once): the suite
 # takes about half the time of one process on two cores.
@@ -39,7 +42,7 @@ bench: $(STAMP)
 
 # Every gate of every env over its whole eval and test splits (the tests run a sample), and
 # event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
-# README table rendered from it; then the long tests: full sweeps and every env's wheel.
+# table in docs/envs/event-recon.md rendered from it; then the long tests: full sweeps and every env's wheel.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2

@@ -1,8 +1,9 @@
 """Cost growth: CPU time and peak memory of each env at 1x, 10x, 100x and 1000x its default size.
 
     python benchmarks/bench_growth.py                    # every env, tables as in `make bench`
-    python benchmarks/bench_growth.py --markdown ENV     # one env's README table
-    python benchmarks/bench_growth.py --write-readme README.md [ENV ...]   # rewrite them
+    python benchmarks/bench_growth.py --markdown ENV     # one env's table, as in docs/envs/ENV.md
+    python benchmarks/bench_growth.py --write-docs [ENV ...]   # rewrite them in docs/envs/
+    python benchmarks/bench_growth.py --write-readme FILE [ENV ...]   # or in one FILE
 
 Each (env, size) runs in a fresh process, so peak memory is that size's alone: the figure is
 the process's peak resident memory minus its resident memory just before the run (after
@@ -33,6 +34,7 @@ from typing import Any
 
 SIZES = (1, 10, 100, 1000)
 CHILD_TIMEOUT_S = 600
+DOCS = Path(__file__).resolve().parents[1] / "docs" / "envs"  # each env's page holds its table
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from benchlib import Figure, Report, blake2b_floor  # noqa: E402
 
@@ -253,8 +255,19 @@ def block_markers(env_id: str) -> tuple[str, str]:
     return f"<!-- growth:{env_id} -->", f"<!-- /growth:{env_id} -->"
 
 
-def write_readme(path: Path, tables: dict[str, str]) -> None:
-    """Replace each env's table between its growth markers (the env's own README section)."""
+def env_page(env_id: str) -> Path:
+    """The docs page the env's growth table lives on."""
+    return DOCS / f"{env_id}.md"
+
+
+def write_docs(tables: dict[str, str]) -> None:
+    """Each env's table into its own docs page (docs/envs/ENV.md)."""
+    for env_id, table in tables.items():
+        write_tables(env_page(env_id), {env_id: table})
+
+
+def write_tables(path: Path, tables: dict[str, str]) -> None:
+    """Replace each env's table between its growth markers in one file."""
     text = path.read_text(encoding="utf-8")
     for env_id, table in tables.items():
         start, end = block_markers(env_id)
@@ -277,6 +290,30 @@ def loadavg() -> str:
         return " ".join(fh.read().split()[:3])
 
 
+def _measure_and_write(chosen: list[str], path: Path | None) -> int:
+    """Measure the chosen envs (all by default) and write each table: into `path`, or, with
+    no path, into each env's own docs page."""
+    chosen = chosen or list(GROWTH)
+    unknown = [e for e in chosen if e not in GROWTH]
+    if unknown:
+        print(f"unknown env {unknown[0]!r}; expected one of {', '.join(GROWTH)}", file=sys.stderr)
+        return 2
+    tables = {}
+    for env_id in chosen:
+        start = loadavg()
+        rows = measure(env_id)
+        tables[env_id] = markdown(env_id, rows, f"{start} at start, {loadavg()} at end")
+    try:
+        if path is None:
+            write_docs(tables)
+        else:
+            write_tables(path, tables)
+    except (OSError, ValueError) as exc:
+        print(f"bench_growth: {exc}", file=sys.stderr)
+        return 2
+    return 0
+
+
 def main(argv: list[str]) -> int:
     if argv[:1] == ["--child"]:
         print(json.dumps(child(argv[1], int(argv[2]))))
@@ -290,28 +327,13 @@ def main(argv: list[str]) -> int:
         rows = measure(env_id)
         print(markdown(env_id, rows, f"{start} at start, {loadavg()} at end"))
         return 0
+    if argv[:1] == ["--write-docs"]:
+        return _measure_and_write(argv[1:], None)
     if argv[:1] == ["--write-readme"]:
         if len(argv) < 2:
-            print("usage: bench_growth.py --write-readme README.md [ENV ...]", file=sys.stderr)
+            print("usage: bench_growth.py --write-readme FILE [ENV ...]", file=sys.stderr)
             return 2
-        chosen = argv[2:] or list(GROWTH)
-        unknown = [e for e in chosen if e not in GROWTH]
-        if unknown:
-            print(
-                f"unknown env {unknown[0]!r}; expected one of {', '.join(GROWTH)}", file=sys.stderr
-            )
-            return 2
-        tables = {}
-        for env_id in chosen:
-            start = loadavg()
-            rows = measure(env_id)
-            tables[env_id] = markdown(env_id, rows, f"{start} at start, {loadavg()} at end")
-        try:
-            write_readme(Path(argv[1]), tables)
-        except (OSError, ValueError) as exc:
-            print(f"bench_growth: {exc}", file=sys.stderr)
-            return 2
-        return 0
+        return _measure_and_write(argv[2:], Path(argv[1]))
     report = Report("cost growth: every env at 1x-1000x its default size", FIGURES)
     for env_id, spec in GROWTH.items():
         rows = measure(env_id)

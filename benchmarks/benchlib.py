@@ -22,8 +22,8 @@ absolute bound (`target`, in the figure's unit) and/or a bound on the ratio (`ma
 
 `show()` prints the table with the load average at the start and end of the script, and with
 $DATAGAUNTLET_BENCH_JSON set, appends the report as one JSON line to that file (`run_all.py
---json` collects every script's; `run_all.py --write-readme` renders them into the README).
-Rows added under a name that is not declared are shown but never reach the README.
+--json` collects every script's; `run_all.py --write-docs` renders them into docs/speed.md).
+Rows added under a name that is not declared are shown but never reach docs/speed.md.
 """
 
 from __future__ import annotations

@@ -3,11 +3,11 @@
 
     python benchmarks/run_all.py [NAME ...]             # all scripts, or only bench_NAME...
     python benchmarks/run_all.py --json runs/bench.jsonl  # also keep every report as JSON
-    python benchmarks/run_all.py --write-readme runs/bench.jsonl   # README block from that
+    python benchmarks/run_all.py --write-docs runs/bench.jsonl   # docs/speed.md's block from that
 
-`--write-readme` runs nothing: it rewrites, between the README's `bench:start` and `bench:end`
-markers, the section of every script found in the JSON (one table each, in the scripts'
-declared order); sections of scripts not in the JSON are kept as they are.
+`--write-docs` (old name `--write-readme`) runs nothing: it rewrites, between docs/speed.md's
+`bench:start` and `bench:end` markers, the section of every script found in the JSON (one
+table each, in the scripts' declared order); sections of scripts not in the JSON are kept.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ sys.path.insert(0, str(here))
 
 from benchlib import JSON_ENV, Report, Row, fmt, fmt_ratio  # noqa: E402
 
-README = here.parent / "README.md"
+PAGE = here.parent / "docs" / "speed.md"
 START, END = "<!-- bench:start -->", "<!-- bench:end -->"
 INTRO = (
-    "Written by `python benchmarks/run_all.py --write-readme FILE` from one run of "
+    "Written by `python benchmarks/run_all.py --write-docs FILE` from one run of "
     "`python benchmarks/run_all.py --json FILE` (`make bench` prints the same tables). Each "
     "floor is the cheapest way to do the same job, measured in the same run, so a loaded "
     "machine moves both; `x floor` is the cost ratio (>= 1 when ours is slower). Each section "
@@ -63,7 +63,7 @@ def main(folder: Path = here, names: list[str] | None = None, json_out: Path | N
     return 1 if failed else 0
 
 
-# --- the README block ---------------------------------------------------------------------
+# --- the speed page's block ---------------------------------------------------------------------
 
 
 def markdown_row(r: dict[str, Any]) -> str:
@@ -105,13 +105,13 @@ def split_sections(block: str) -> dict[str, str]:
     return {k: v.strip("\n") for k, v in out.items()}
 
 
-def readme_block(text: str) -> str:
+def page_block(text: str) -> str:
     if START not in text or END not in text:
-        raise ValueError(f"the README has no {START} ... {END} block")
+        raise ValueError(f"the page has no {START} ... {END} block")
     return text.split(START, 1)[1].split(END, 1)[0]
 
 
-def write_readme(results: Path, readme: Path = README, folder: Path = here) -> list[str]:
+def write_page(results: Path, page: Path = PAGE, folder: Path = here) -> list[str]:
     """Rewrite the sections of the scripts in `results`; return the names rewritten."""
     reports = {}
     for line in results.read_text(encoding="utf-8").splitlines():
@@ -119,15 +119,15 @@ def write_readme(results: Path, readme: Path = README, folder: Path = here) -> l
             report = json.loads(line)
             if any(r["key"] for r in report["rows"]):
                 reports[report["script"]] = report
-    text = readme.read_text(encoding="utf-8")
-    sections = split_sections(readme_block(text))
+    text = page.read_text(encoding="utf-8")
+    sections = split_sections(page_block(text))
     sections.update({name: render_section(r) for name, r in reports.items()})
     order = [p.stem for p in sorted(folder.glob("bench_*.py"))]
     ordered = sorted(sections, key=lambda n: (order.index(n) if n in order else len(order), n))
     body = "\n\n".join([INTRO, *(sections[n] for n in ordered)])
     before, rest = text.split(START, 1)
     after = rest.split(END, 1)[1]
-    readme.write_text(f"{before}{START}\n{body}\n{END}{after}", encoding="utf-8")
+    page.write_text(f"{before}{START}\n{body}\n{END}{after}", encoding="utf-8")
     return sorted(reports)
 
 
@@ -135,15 +135,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("names", nargs="*", help="run only these scripts (bench_NAME or NAME)")
     parser.add_argument("--json", type=Path, metavar="FILE", help="keep every report here")
-    parser.add_argument("--write-readme", type=Path, metavar="FILE",
-                        help="render the README's speed block from FILE; run nothing")  # fmt: skip
+    parser.add_argument("--write-docs", "--write-readme", type=Path, metavar="FILE",
+                        help="render docs/speed.md's block from FILE; run nothing")  # fmt: skip
     args = parser.parse_args()
-    if args.write_readme is not None:
+    if args.write_docs is not None:
         try:
-            written = write_readme(args.write_readme)
+            written = write_page(args.write_docs)
         except (OSError, ValueError, KeyError) as exc:
             print(f"run_all.py: {exc}", file=sys.stderr)
             raise SystemExit(2) from None
-        print(f"README speed block: rewrote {', '.join(written) or 'nothing'}")
+        print(f"{PAGE.name} speed block: rewrote {', '.join(written) or 'nothing'}")
         raise SystemExit(0)
     raise SystemExit(main(names=args.names, json_out=args.json))

@@ -1,4 +1,4 @@
-"""Every table the README shows between generated-table markers is the code's current output.
+"""Every table README.md and docs/ show between generated-table markers is the code's output.
 
 Three kinds of block, one test: `calibration:ENV` (the calibration table of an env),
 `components:ENV:CONFIG` (where its reward is lost under one config), and `table:ENV:NAME` (a
@@ -17,8 +17,10 @@ import datagauntlet as dg
 from datagauntlet.core.report import components_table, markdown_table
 from datagauntlet.core.runner import CalibrationRow, calibrate
 
-README = (Path(__file__).resolve().parents[1] / "README.md").read_text()
-BLOCK = re.compile(r"<!-- (calibration|components|table):(\S+?) -->\n(.*?)\n<!-- /\1:\2 -->", re.S)
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
+CALIBRATION = (ROOT / "docs" / "calibration.md").read_text()
+BLOCK = re.compile(r"<!-- (calibration|components|table):(\S+?) -->\n(.*?)\n?<!-- /\1:\2 -->", re.S)
 
 
 @cache
@@ -31,19 +33,23 @@ def _env_tables(env_id: str) -> dict[str, object]:
     return dict(dg.make(env_id).report_tables())
 
 
+def _env_page(env_id: str) -> str:
+    return (ROOT / "docs" / "envs" / f"{env_id}.md").read_text()
+
+
 def _blocks() -> list[tuple[str, str, str]]:
-    return [(m[1], m[2], m[3]) for m in BLOCK.finditer(README)]
+    return [(m[1], m[2], m[3]) for page in PAGES for m in BLOCK.finditer(page.read_text())]
 
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_every_env_has_a_calibration_table(env_id: str) -> None:
-    assert f"<!-- calibration:{env_id} -->" in README
+    assert f"<!-- calibration:{env_id} -->" in CALIBRATION
 
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
-def test_every_table_an_env_supplies_is_in_the_readme(env_id: str) -> None:
+def test_every_table_an_env_supplies_is_on_its_page(env_id: str) -> None:
     for name in _env_tables(env_id):
-        assert f"<!-- table:{env_id}:{name} -->" in README
+        assert f"<!-- table:{env_id}:{name} -->" in _env_page(env_id)
 
 
 @pytest.mark.parametrize(
@@ -59,4 +65,4 @@ def test_readme_table_matches_code(kind: str, key: str, table: str) -> None:
     else:
         env_id, _, name = key.partition(":")
         build = _env_tables(env_id)[name]
-        assert table == build(), f"README table {key} is stale; regenerate it"  # type: ignore[operator]
+        assert table == build(), f"docs table {key} is stale; regenerate it"  # type: ignore[operator]

@@ -1,6 +1,6 @@
 """Our generated splits: careful is perfect on every eval and test case, every attacker stays
 at least 0.05 below it (orders-first, a realistic mistake, only below it), the truth agrees
-with the contract, and the README's tables are this code's output."""
+with the contract, and the docs page's tables are this code's output."""
 
 from __future__ import annotations
 
@@ -77,11 +77,11 @@ def test_train_split_generates_and_careful_agrees(played: dict) -> None:
         assert ep.score().reward == 1.0, task.id
 
 
-def test_readme_staging_only_figures_are_this_codes_output(played: dict) -> None:
+def test_page_staging_only_figures_are_this_codes_output(played: dict) -> None:
     from pathlib import Path
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("<!-- bad-batch-gate:start -->") :]
+    page = Path(__file__).resolve().parents[2] / "docs" / "envs" / "bad-batch-gate.md"
+    section = page.read_text()
 
     def mean(key: str) -> str:
         rs = [r.score.reward for r in played[key] if r.policy == "staging-only"]

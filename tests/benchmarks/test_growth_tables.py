@@ -1,7 +1,7 @@
-"""The README's cost-growth tables are the benchmark's output, one per env (no timing here).
+"""The cost-growth tables of docs/envs/ENV.md are the benchmark's output (no timing here).
 
-`benchmarks/bench_growth.py --write-readme README.md` measures and rewrites them; these tests
-hold the README to what the script declares (sizes, units, what is not measured and why) and
+`benchmarks/bench_growth.py --write-docs` measures and rewrites them; these tests hold each
+env's page to what the script declares (sizes, units, what is not measured and why) and
 check the script's own arithmetic on made-up measurements.
 """
 
@@ -29,17 +29,18 @@ def _load() -> ModuleType:
 
 
 growth = _load()
-README = (ROOT / "README.md").read_text(encoding="utf-8")
+PAGES = {p: p.read_text("utf-8") for p in [ROOT / "README.md", *(ROOT / "docs").rglob("*.md")]}
 
 
-def block(env_id: str, text: str = README) -> list[str]:
+def block(env_id: str, text: str | None = None) -> list[str]:
+    text = PAGES[growth.env_page(env_id)] if text is None else text
     start, end = growth.block_markers(env_id)
     assert text.count(start) == 1 and text.count(end) == 1, env_id
     return text.split(start)[1].split(end)[0].strip().splitlines()
 
 
 @pytest.mark.parametrize("env_id", sorted(growth.GROWTH))
-def test_readme_table_has_every_size_of_the_benchmark(env_id: str) -> None:
+def test_page_table_has_every_size_of_the_benchmark(env_id: str) -> None:
     spec = growth.GROWTH[env_id]
     lines = block(env_id)
     rows = [line for line in lines if re.match(r"\| \d+x \|", line)]
@@ -57,11 +58,10 @@ def test_readme_table_has_every_size_of_the_benchmark(env_id: str) -> None:
 
 
 @pytest.mark.parametrize("env_id", sorted(growth.GROWTH))
-def test_readme_block_sits_in_its_own_env_section(env_id: str) -> None:
-    heading = README.index(f"## {env_id}")
-    at = README.index(growth.block_markers(env_id)[0])
-    later_sections = [m.start() for m in re.finditer(r"^## ", README, re.M) if m.start() > heading]
-    assert heading < at < later_sections[0]
+def test_the_block_sits_on_its_own_env_page_only(env_id: str) -> None:
+    start = growth.block_markers(env_id)[0]
+    assert [p for p, text in PAGES.items() if start in text] == [growth.env_page(env_id)]
+    assert growth.env_page(env_id) == ROOT / "docs" / "envs" / f"{env_id}.md"
 
 
 def test_each_added_unit_is_flat_for_linear_cost_and_skips_unmeasured_sizes() -> None:
@@ -76,18 +76,31 @@ def test_each_added_unit_is_flat_for_linear_cost_and_skips_unmeasured_sizes() ->
     assert added[1] == pytest.approx(0.01) and added[2] == pytest.approx(0.01)
 
 
-def test_write_readme_replaces_only_the_block_and_refuses_a_missing_one(tmp_path: Path) -> None:
+def test_write_tables_replaces_only_the_block_and_refuses_a_missing_one(tmp_path: Path) -> None:
     start, end = growth.block_markers("dataclean")
     path = tmp_path / "README.md"
     path.write_text(f"before\n{start}\nold\n{end}\nafter\n", encoding="utf-8")
-    growth.write_readme(path, {"dataclean": "| new |"})
+    growth.write_tables(path, {"dataclean": "| new |"})
     assert path.read_text(encoding="utf-8") == f"before\n{start}\n| new |\n{end}\nafter\n"
     with pytest.raises(ValueError, match="growth:event-recon"):
-        growth.write_readme(path, {"event-recon": "x"})
+        growth.write_tables(path, {"event-recon": "x"})
 
 
 def test_cli_mistakes_exit_2_without_measuring(capsys: pytest.CaptureFixture[str]) -> None:
     assert growth.main(["--markdown", "no-such-env"]) == 2
     assert growth.main(["--write-readme"]) == 2
     assert growth.main(["--write-readme", "README.md", "no-such-env"]) == 2
+    assert growth.main(["--write-docs", "no-such-env"]) == 2
     assert "no-such-env" in capsys.readouterr().err
+
+
+def test_write_docs_writes_each_table_into_its_own_env_page(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(growth, "DOCS", tmp_path)
+    for env_id in ("dataclean", "event-recon"):
+        start, end = growth.block_markers(env_id)
+        (tmp_path / f"{env_id}.md").write_text(f"# {env_id}\n{start}\nold\n{end}\n", "utf-8")
+    growth.write_docs({"dataclean": "| a |", "event-recon": "| b |"})
+    assert block("dataclean", (tmp_path / "dataclean.md").read_text()) == ["| a |"]
+    assert block("event-recon", (tmp_path / "event-recon.md").read_text()) == ["| b |"]

@@ -1,5 +1,5 @@
-"""The README's speed block matches what the benchmarks declare (nothing is timed here), and
-the bench format's ratios and verdicts read the way the README explains them."""
+"""docs/speed.md's block matches what the benchmarks declare (nothing is timed here), and
+the bench format's ratios and verdicts read the way the page explains them."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from types import ModuleType
 import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "benchmarks"
-README = BENCH.parent / "README.md"
+PAGE = BENCH.parent / "docs" / "speed.md"
 
 
 def _load(name: str) -> ModuleType:
@@ -52,12 +52,12 @@ def table_rows(section: str) -> list[list[str]]:
     return [[c.strip() for c in ln.strip("|").split(" | ")] for ln in lines]
 
 
-def test_every_declared_figure_has_its_row_in_the_readme_and_nothing_else(lib) -> None:
+def test_every_declared_figure_has_its_row_in_the_speed_page_and_nothing_else(lib) -> None:
     _, run_all = lib
-    sections = run_all.split_sections(run_all.readme_block(README.read_text()))
+    sections = run_all.split_sections(run_all.page_block(PAGE.read_text()))
     figures = declared()
     assert "bench_frontdoors" in figures
-    assert set(sections) == set(figures), "run `run_all.py --write-readme` after declaring"
+    assert set(sections) == set(figures), "run `run_all.py --write-docs` after declaring"
     for script, decls in figures.items():
         rows = table_rows(sections[script])
         assert [r[0] for r in rows] == [f.label for f in decls], script
@@ -87,7 +87,7 @@ def test_ratio_is_a_cost_either_way_and_targets_judge_both_bounds(lib) -> None:
         Figure("x", "x", "s", max_ratio=2)
 
 
-def test_a_report_refuses_what_would_make_the_readme_wrong(lib) -> None:
+def test_a_report_refuses_what_would_make_the_page_wrong(lib) -> None:
     benchlib, _ = lib
     report = benchlib.Report("t", (benchlib.Figure("a", "A", "s"),))
     report.add("a", 1.0)
@@ -99,11 +99,11 @@ def test_a_report_refuses_what_would_make_the_readme_wrong(lib) -> None:
         benchlib.Report("t", (benchlib.Figure("a", "A", "s"),) * 2)
 
 
-def test_write_readme_rewrites_only_the_reported_sections(lib, tmp_path: Path) -> None:
+def test_write_page_rewrites_only_the_reported_sections(lib, tmp_path: Path) -> None:
     benchlib, run_all = lib
-    readme = tmp_path / "README.md"
+    page = tmp_path / "speed.md"
     kept = "#### `bench_kept`: kept\n\n| figure | ours |\n|---|---|\n| old | 1 s |"
-    readme.write_text(f"before\n{run_all.START}\nintro\n\n{kept}\n{run_all.END}\nafter\n")
+    page.write_text(f"before\n{run_all.START}\nintro\n\n{kept}\n{run_all.END}\nafter\n")
     figures = (benchlib.Figure("x", "X time", "ms", "raw", max_ratio=2),
                benchlib.Figure("y", "Y rate", "/s", better="higher"))  # fmt: skip
     report = benchlib.Report("demo", figures)
@@ -112,10 +112,10 @@ def test_write_readme_rewrites_only_the_reported_sections(lib, tmp_path: Path) -
     data = report.as_dict() | {"script": "bench_demo"}
     results = tmp_path / "bench.jsonl"
     results.write_text(json.dumps(data) + "\n")
-    assert run_all.write_readme(results, readme, tmp_path) == ["bench_demo"]
-    text = readme.read_text()
+    assert run_all.write_page(results, page, tmp_path) == ["bench_demo"]
+    text = page.read_text()
     assert text.startswith("before\n") and text.endswith("\nafter\n")
-    sections = run_all.split_sections(run_all.readme_block(text))
+    sections = run_all.split_sections(run_all.page_block(text))
     assert sections["bench_kept"] == kept
     rows = table_rows(sections["bench_demo"])
     assert rows == [
@@ -123,5 +123,5 @@ def test_write_readme_rewrites_only_the_reported_sections(lib, tmp_path: Path) -
         ["Y rate", "not measured", "", "", ""],
     ]
     assert "undeclared" not in text
-    run_all.write_readme(results, readme, tmp_path)
-    assert readme.read_text() == text  # the same results write the same block
+    run_all.write_page(results, page, tmp_path)
+    assert page.read_text() == text  # the same results write the same block

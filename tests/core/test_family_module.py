@@ -71,6 +71,14 @@ def test_missing_module_is_a_clear_error() -> None:
         dg.make("dataclean", family_module="dg_user_nowhere_to_be_found")
     with pytest.raises(ValueError, match="of your own"):
         dg.make("dataclean", family_module="datagauntlet.core.seeding")
+    with pytest.raises(ValueError, match="of your own"):
+        dg.make("dataclean", family_module="datagauntlet")
+
+
+def test_a_module_beside_the_package_is_not_the_package() -> None:
+    """`datagauntlet_heldout` is a distribution of its own: its name only starts alike."""
+    env = dg.make("event-recon", family_module="datagauntlet_heldout.event_recon")
+    assert env.family_module is not None and len(env.family_module.families) == 3
 
 
 def test_dataclean_module_layouts_join_only_the_module_split(user_modules: Path) -> None:

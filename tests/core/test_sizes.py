@@ -30,10 +30,12 @@ _EVENT_RECON = {  # event-recon, issue 25 point 1 (its rooms are being built now
     ("envs/event_recon/world_checks.py", "leak_findings"),
 }
 _BEING_EDITED = {  # issue 25 point 2, left to the lead while others edit these files
-    ("kits/sql/sandbox.py", ""),
     ("frontdoors/server/app.py", "build_app"),
     ("frontdoors/server/openenv_api.py", "routes"),
     ("kits/sandbox/runner.py", "_supervise"),
+    # grew past 400 on main while issue 25 point 2 was under way; issue 25 point 2
+    ("kits/sandbox/runner.py", ""),
+    ("core/seeding.py", ""),
 }
 ALLOWED: frozenset[tuple[str, str]] = frozenset(_EVENT_RECON | _BEING_EDITED)
 

@@ -38,13 +38,13 @@ def test_budget_discipline_is_load_bearing_on_hostile() -> None:
     assert hostile.components["budget_discipline"] < 0.8
 
 
-def test_readme_fault_table_matches_the_profiles() -> None:
+def test_page_fault_table_matches_the_profiles() -> None:
     import re
     from pathlib import Path
 
     from datagauntlet.envs.dirty_integration.config import PROFILES
 
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    page = (Path(__file__).resolve().parents[2] / "docs/envs/dirty-integration.md").read_text()
 
     def shown(rate: float) -> str:
         return "every response" if rate == 1.0 else f"{round(rate * 100)}%"
@@ -56,23 +56,23 @@ def test_readme_fault_table_matches_the_profiles() -> None:
         "timeout": "timeout",
     }
     for label, field in rows.items():
-        line = re.search(rf"^\| {label} \|.*$", readme, re.M)
+        line = re.search(rf"^\| {label} \|.*$", page, re.M)
         assert line, label
         cells = [c.strip() for c in line[0].strip("|").split("|")]
         expected = [shown(getattr(PROFILES[p], field)) for p in ("realistic", "hostile")]
         assert cells[-2:] == expected, (label, cells)
-    quota = re.search(r"^\| quota \|.*$", readme, re.M)
+    quota = re.search(r"^\| quota \|.*$", page, re.M)
     assert quota
     factors = [f"{PROFILES[p].quota_factor:.1f} x pages" for p in ("realistic", "hostile")]
     assert [c.strip() for c in quota[0].strip("|").split("|")][-2:] == factors
     assert PROFILES["clean"].quota_factor is None
 
 
-def test_readme_probe_figure_matches() -> None:
+def test_page_probe_figure_matches() -> None:
     from pathlib import Path
 
     rows = calibrate(
         dg.make("dirty-integration", profile="realistic"), 60, policies=["first-page-only"]
     )
-    text = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    text = (Path(__file__).resolve().parents[2] / "docs/envs/dirty-integration.md").read_text()
     assert f"so it sits at {rows[0].mean_reward:.2f}." in text

@@ -4,6 +4,7 @@ family and a split of its own seeds. Nothing of it exists in the package."""
 from __future__ import annotations
 
 from datetime import timedelta
+from typing import Any
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon.draft import Draft, Extra
@@ -25,6 +26,17 @@ class BackfillReemission:
     contract_reasoning = True
     bookkeeping_only = True  # dropping the re-sent copy repairs it
     summary = "a backfill batch re-sent a live refund under a new `event_id`; it counted (R2)"
+    # its reference step: the misreading that books it, and its mark on the order
+    misreadings: tuple[dict[str, object], ...] = ({"dedup_by_seq": False},)
+    refines = ("duplicate_delivery",)
+
+    def seen_on(self, world: Any, order_id: str) -> bool:
+        first: dict[int, str] = {}
+        for ev in world.events.get(order_id, []):
+            again = first.setdefault(ev.seq(), ev.event_id) != ev.event_id
+            if again and ev.backfill and ev.type == "order.refunded":
+                return True
+        return False
 
     def plan(
         self, draft: Draft, partner_id: str, severity: int, k: Keyed, claimed: set[str]

@@ -1,8 +1,8 @@
-"""The README's event-recon gate table, pinned to the committed full gate run and to the code.
+"""The gate table of docs/envs/event-recon.md, pinned to the committed full gate run and the code.
 
 `make gates` runs every row over the 120 public tasks and writes docs/envs/event-recon-gates.json
 (`gate_report --workers 2 --write`). Here, fast:
-- the README table is exactly what that file renders;
+- the page's table is exactly what that file renders;
 - each row in the file is what the file's own per-task figures add up to;
 - a sample of tasks is replayed through every policy and a few sweep families, and each reward
   (and the attacker's ledger component) is exactly the file's figure for that task, inside the
@@ -67,9 +67,9 @@ def row(prefix: str) -> dict[str, Any]:
     return found[0]
 
 
-# --- the README and the file -------------------------------------------------------------------
-def test_readme_table_is_what_the_committed_run_renders() -> None:
-    block = gate_report.readme_block(gate_report.README.read_text())
+# --- the page and the file ---------------------------------------------------------------------
+def test_page_table_is_what_the_committed_run_renders() -> None:
+    block = gate_report.page_block(gate_report.PAGE.read_text())
     assert block == gate_report.table(report())
 
 
@@ -82,7 +82,7 @@ def test_the_committed_run_is_the_whole_public_split_every_row_passing() -> None
     assert set(r["per_task"]) == set(env().policies())
     for policy, by_task in r["per_task"].items():
         assert sorted(by_task) == sorted(ids), policy
-    assert set(r["sweep"]) == set(er_gates.env_families(env()))
+    assert set(r["sweep"]) == set(env().families(env().tasks("public", 1)[0]))  # the twelve
     assert r["seconds"] > 0 and len(r["loadavg"]) == 2  # the time is a figure, not a test
     assert set(r["cheap"]) == set(cheap_attacks.POLICIES)
     for by_task in (*r["sweep"].values(), *r["cheap"].values()):
@@ -90,18 +90,18 @@ def test_the_committed_run_is_the_whole_public_split_every_row_passing() -> None
 
 
 def test_render_replaces_only_the_marked_block(tmp_path: Path) -> None:
-    readme = tmp_path / "README.md"
-    readme.write_text(f"head\n{gate_report.BEGIN}\nstale\n{gate_report.END}\ntail\n")
-    gate_report.render_readme(report(), readme)
-    text = readme.read_text()
+    page = tmp_path / "event-recon.md"
+    page.write_text(f"head\n{gate_report.BEGIN}\nstale\n{gate_report.END}\ntail\n")
+    gate_report.render_page(report(), page)
+    text = page.read_text()
     assert text.startswith("head\n") and text.endswith("tail\n") and "stale" not in text
-    assert gate_report.readme_block(text) == gate_report.table(report())
-    readme.write_text(f"head\n{gate_report.BEGIN}\n{gate_report.END}\ntail\n")  # an empty block
-    gate_report.render_readme(report(), readme)
-    assert gate_report.readme_block(readme.read_text()) == gate_report.table(report())
-    readme.write_text("no markers\n")
+    assert gate_report.page_block(text) == gate_report.table(report())
+    page.write_text(f"head\n{gate_report.BEGIN}\n{gate_report.END}\ntail\n")  # an empty block
+    gate_report.render_page(report(), page)
+    assert gate_report.page_block(page.read_text()) == gate_report.table(report())
+    page.write_text("no markers\n")
     with pytest.raises(ValueError, match="gates:event-recon"):
-        gate_report.render_readme(report(), readme)
+        gate_report.render_page(report(), page)
 
 
 def test_a_changed_row_changes_the_table() -> None:
@@ -218,12 +218,12 @@ def test_cheap_attack_rows_are_the_per_task_figures() -> None:
         assert row(f"report-only:{name}")["value"] == round(max(cheap[name].values()), 4)
 
 
-def test_the_readmes_merged_into_figure_is_the_committed_one() -> None:
+def test_the_pages_merged_into_figure_is_the_committed_one() -> None:
     import re
 
-    text = gate_report.README.read_text()
+    text = gate_report.PAGE.read_text()
     match = re.search(r"`identity_fragmentation` on the (\d+) tasks that draw it", text)
-    assert match, "the README's sentence on merged_into moved"
+    assert match, "the page's sentence on merged_into moved"
     scored = sum(1 for v in report()["cheap"]["merged_report"].values() if v > 0)
     assert int(match.group(1)) == scored
 

@@ -67,13 +67,12 @@ DESTROY = [
 
 
 @pytest.mark.parametrize("script", DESTROY)
-def test_a_destroyed_or_swapped_ledger_regresses_everyone(script: str) -> None:
+def test_a_destroyed_or_swapped_ledger_scores_zero_by_name(script: str) -> None:
     with open_episode() as ep:
         submit_script(ep, script + "\n", perfect_findings(ep))
         s = ep.score()
-        assert s.components["ledger_correctness"]["value"] == 0.0
-        assert s.components["non_destructiveness"]["value"] == 0.0
-        assert s.metrics["failure_code"] == "ledger_regression"
+        assert s.reward == 0.0 and s.metrics["validity"] == 0
+        assert s.metrics["failure_code"] == "db_unreadable"
         assert s.metrics["partners_regressed"] > 0
 
 
@@ -93,7 +92,35 @@ def test_touching_a_healthy_partner_costs_preservation_not_ledger() -> None:
         c = components(ep)
         assert c["ledger_correctness"] == 1.0
         assert 0.0 < c["non_destructiveness"] < 1.0
-        assert ep.score().metrics["failure_code"] == "report_imperfect"
+        assert ep.score().metrics["failure_code"] == "rows_not_preserved"
+
+
+def test_reshaping_a_healthy_partner_to_the_same_balance_is_rows_not_preserved() -> None:
+    """The contract says a right partner's rows stay as they are; splitting one of its rows in
+    two keeps every sum (the ledger stays exact) and gets the preservation label."""
+    with open_episode() as ep:
+        contract = " ".join(ep.world.files["INTEGRATION.md"].decode().split())
+        assert "already right must be left exactly as they are" in contract
+        amount = ep.world.schema.amount_column
+        extra = (
+            "\nimport sqlite3\ndb = sqlite3.connect('db.sqlite')\n"
+            "cols = [r[1] for r in db.execute('PRAGMA table_info(ledger_entries)')]\n"
+            f"row = db.execute(\"SELECT * FROM ledger_entries WHERE partner_id = '{_healthy(ep)}' "
+            f"AND kind != 'manual' AND {amount} > 1 ORDER BY entry_id LIMIT 1\").fetchone()\n"
+            "half = dict(zip(cols, row))\n"
+            f"whole = half['{amount}']\n"
+            "db.execute('DELETE FROM ledger_entries WHERE entry_id = ?', (half['entry_id'],))\n"
+            f"for n, part in enumerate((whole // 2, whole - whole // 2)):\n"
+            f"    half.update(entry_id=half['entry_id'] + str(n), {amount}=part)\n"
+            "    db.execute(f\"INSERT INTO ledger_entries ({','.join(cols)}) VALUES "
+            "({','.join('?' * len(cols))})\", [half[c] for c in cols])\n"
+            "db.commit()\n"
+        )
+        submit_script(ep, _oracle_script(ep) + extra, perfect_findings(ep))
+        c = components(ep)
+        assert c["ledger_correctness"] == 1.0 and c["defect_identification"] == 1.0
+        assert 0.0 < c["non_destructiveness"] < 1.0
+        assert ep.score().metrics["failure_code"] == "rows_not_preserved"
 
 
 def test_moving_a_healthy_balance_collapses_the_ledger() -> None:
@@ -209,10 +236,12 @@ def test_the_graded_run_demands_its_walls_and_runs_under_the_given_limits(
     out = remediation.run_graded(inputs, {"s.py": b"import time\ntime.sleep(30)\n"}, "s.py",
                                  truth, tight, reuse=False)  # fmt: skip
     assert out.status == "timeout"  # the given 1 s, not the default limits
-    [call] = calls
-    assert call["limits"] == tight
-    assert tuple(call["walls"]) == WALLS
-    assert tuple(call["require"]) == remediation.REQUIRED_WALLS == ("process", "rlimits", "audit")
+    script, reader = calls  # the script, then the reader of what it left: both walled
+    assert script["limits"] == tight and reader["limits"] == remediation.READ_LIMITS
+    for call in (script, reader):
+        assert tuple(call["walls"]) == WALLS
+        assert tuple(call["require"]) == remediation.REQUIRED_WALLS
+    assert remediation.REQUIRED_WALLS == ("process", "rlimits", "audit")
 
 
 def test_outcomes_are_reused_by_default_newest_kept_oldest_dropped(

@@ -37,7 +37,8 @@ def truth(manifest: dict[tuple[str, str], set[str]] | None = None) -> Truth:
         evidence={k: frozenset(v) for k, v in manifest.items()},
         correct=correct,
         shipped=shipped,
-        project=lambda _p: {},
+        period_column="period",
+        amount_column="amount",
     )
 
 
@@ -77,7 +78,7 @@ def test_weights_and_taxonomy() -> None:
         "evidence_grounding": 0.1,
         "non_destructiveness": 0.1,
     }
-    assert len(FAILURE_CODES) == 10 == len(set(FAILURE_CODES))
+    assert len(FAILURE_CODES) == 14 == len(set(FAILURE_CODES))
 
 
 def test_perfect_play_scores_one_and_is_solved() -> None:
@@ -166,7 +167,7 @@ def test_preservation_counts_untouched_partners_value_identical() -> None:
     assert v["ledger_correctness"] == 1.0  # p3's balance is unchanged, its rows are not
     assert v["non_destructiveness"] == 0.5
     s = grade(truth(), report(PERFECT), touched, [])
-    assert s.metrics["failure_code"] == "report_imperfect"
+    assert s.metrics["failure_code"] == "rows_not_preserved"
 
 
 def test_a_changed_payouts_row_costs_all_preservation() -> None:
@@ -256,7 +257,7 @@ def _inspect(tmp_path: Path, change: str) -> Outcome:
     db.commit()
     db.close()
     run = SandboxResult(0, "", "", 0.1, 0.1, (), WALLS)
-    graded = Truth(**{**truth().__dict__, "project": _project})
+    graded = truth()
     return inspect(pristine, after, graded, run, change.encode())
 
 
@@ -280,22 +281,23 @@ def test_a_change_to_the_schema_alone_is_a_change(tmp_path: Path) -> None:
     assert out.db_changed and not out.payouts_changed and out.changed_partners == frozenset()
 
 
-def test_reading_the_left_database_is_bounded_in_time(
+def test_reading_the_left_database_is_bounded_by_the_readers_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from datagauntlet.envs.event_recon import remediation
 
-    # a script that leaves enough rows that reading them takes many progress-handler steps
     pad = (
         "CREATE TABLE pad (x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
         "WHERE i < 20000) INSERT INTO pad SELECT i FROM n;"
     )
     fine = _inspect(tmp_path, pad)
     assert fine.projection is not None and fine.db_changed and "unreadable" not in fine.detail
-    monkeypatch.setattr(remediation, "READ_SECONDS", 0.0)
+    assert fine.refusal is None
+    # the reader is a sandboxed process under READ_LIMITS: past its deadline it is killed
+    monkeypatch.setattr(remediation, "READ_LIMITS", remediation.READ_LIMITS.with_(timeout_s=0.01))
     (tmp_path / "late").mkdir()
     late = _inspect(tmp_path / "late", pad)
-    assert "interrupted" in late.detail.get("unreadable", "")
+    assert late.refusal == "db_read_limit" and "timeout" in late.detail["unreadable"]
     assert late.projection is None and late.payouts_changed and late.db_changed
 
 
@@ -463,7 +465,7 @@ def test_the_outcome_counts_the_script_lines_whatever_its_last_line_ends_with(
     from datagauntlet.envs.event_recon.remediation import inspect
 
     pristine = _ledger_db(tmp_path / "pristine.sqlite")
-    graded = Truth(**{**truth().__dict__, "project": _project})
+    graded = truth()
     for script, lines in ((b"", 0), (b"a\n", 1), (b"a\nb", 2), (b"a\nb\n", 2), (b"\n\n", 2)):
         out = inspect(pristine, pristine, graded, _run(), script)
         assert (out.script_lines, out.script_bytes) == (lines, len(script)), script
@@ -497,7 +499,7 @@ def _left_behind(tmp_path: Path, make: str) -> Outcome:
     after = tmp_path / "db.sqlite"
     if make == "symlink to a good copy":
         os.symlink(_ledger_db(tmp_path / "copy.sqlite"), after)
-    graded = Truth(**{**truth().__dict__, "project": _project})
+    graded = truth()
     return inspect(pristine, after, graded, _run(exit_code=1), b"x")
 
 
@@ -506,7 +508,8 @@ def test_a_database_missing_or_swapped_for_a_link_is_unreadable_by_name(
     tmp_path: Path, make: str
 ) -> None:
     out = _left_behind(tmp_path, make)
-    assert out.detail == {"unreadable": "db.sqlite is missing or is not a plain file"}
+    why = "db.sqlite is missing" if make == "missing" else "db.sqlite is not a plain file"
+    assert out.detail["unreadable"].startswith(why) and out.refusal == "db_unreadable"
     assert out.projection is None and out.status == "error"
     # unreadable: every partner counts as changed, and so do the payouts and the database
     assert out.changed_partners == frozenset(P) and out.payouts_changed and out.db_changed
@@ -515,3 +518,15 @@ def test_a_database_missing_or_swapped_for_a_link_is_unreadable_by_name(
 def test_a_dropped_payouts_table_is_unreadable_by_name(tmp_path: Path) -> None:
     out = _inspect(tmp_path, "DROP TABLE payouts")
     assert out.detail == {"unreadable": "table payouts is gone"} and out.status == "ok"
+
+
+def test_a_short_report_on_a_preserved_exact_ledger_is_report_imperfect() -> None:
+    """The preservation label is not a catch-all: rows kept, report short, the old label."""
+    s = grade(truth(), report(PERFECT[:1]), outcome(REPAIRED), [])
+    assert s.components["non_destructiveness"]["value"] == 1.0
+    assert s.metrics["failure_code"] == "report_imperfect"
+
+
+def test_a_changed_payout_on_an_exact_ledger_is_rows_not_preserved() -> None:
+    s = grade(truth(), report(PERFECT), outcome(REPAIRED, payouts_changed=True), [])
+    assert s.metrics["failure_code"] == "rows_not_preserved"

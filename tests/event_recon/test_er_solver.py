@@ -164,10 +164,12 @@ def test_each_misread_rule_changes_what_is_owed_somewhere(sample_worlds, rule: s
     pytest.fail(f"misreading {rule} changed nothing on the sampled tasks")
 
 
-def test_reference_names_a_module_family_from_its_contract_line(env) -> None:
+def test_reference_names_a_module_family_only_through_its_reference_step(env) -> None:
     """A family this package has never seen (the test module's `backfill_reemission`) is
-    recognised from the rule its contract line cites, and told apart from the built-in family
-    that misreads the same rule by the words of that line."""
+    recognised through the reference step its module brings (its misreading and its mark on
+    the order), and told apart from the built-in family it refines. Without that step the
+    reference does not guess it from its contract line: it repairs the ledger and names the
+    built-in lookalike, so the task is not solved."""
     import sys
     from pathlib import Path
 
@@ -176,11 +178,13 @@ def test_reference_names_a_module_family_from_its_contract_line(env) -> None:
     from datagauntlet.envs.event_recon.episode import EventReconEpisode
     from datagauntlet.envs.event_recon.families import builtin_families
     from datagauntlet.envs.event_recon.generator import build_task
+    from datagauntlet.envs.event_recon.solver.policy import reference_with
 
     sys.path.insert(0, str(Path(__file__).parent))
     import family_fixture
 
-    families = {**builtin_families(), **{f.name: f for f in family_fixture.FAMILIES}}
+    steps = {f.name: f for f in family_fixture.FAMILIES}
+    families = {**builtin_families(), **steps}
     for i in range(40):
         seed, tier = 5000 + 13 * i, 2 + i % 3
         world = build_task(seed, tier, families)
@@ -188,16 +192,22 @@ def test_reference_names_a_module_family_from_its_contract_line(env) -> None:
             break
     else:
         pytest.fail("no sampled world drew the module family")
-    ep = EventReconEpisode(env, Task("module", seed, "holdout", i), world, truth_of)
-    try:
-        surface = AgentSurface(ep)
-        reference(surface)  # type: ignore[arg-type]
-        score = ep.score()
-    finally:
-        ep.close()
-    assert score.reward == 1.0, score.metrics["failure_code"]
-    findings = next(a["findings"] for n, a in surface.calls if n == "submit_report")
-    assert "backfill_reemission" in {f["family"] for f in findings}
+    named = {}
+    for name, policy in (("with", reference_with(steps)), ("without", reference)):
+        ep = EventReconEpisode(env, Task("module", seed, "holdout", i), world, truth_of)
+        try:
+            surface = AgentSurface(ep)
+            policy(surface)  # type: ignore[arg-type]
+            score = ep.score()
+        finally:
+            ep.close()
+        findings = next(a["findings"] for n, a in surface.calls if n == "submit_report")
+        named[name] = ({f["family"] for f in findings}, score)
+    assert named["with"][1].reward == 1.0, named["with"][1].metrics["failure_code"]
+    assert "backfill_reemission" in named["with"][0]
+    assert "backfill_reemission" not in named["without"][0]
+    assert named["without"][1].components["ledger_correctness"]["value"] == 1.0
+    assert named["without"][1].reward < 1.0
 
 
 def test_graded_policies_bracket_the_reference(env) -> None:

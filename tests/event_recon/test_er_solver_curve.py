@@ -61,13 +61,12 @@ def test_the_curve_command_refuses_bad_arguments(capsys) -> None:
     assert "must be >= 1" in capsys.readouterr().err
 
 
-def test_the_readme_quotes_the_published_tables() -> None:
-    """The README's figures are the docs tables' (which the full sweep holds to the code)."""
-    readme = (DOC.parents[2] / "README.md").read_text()
+def test_the_page_quotes_its_published_tables() -> None:
+    """The summary's figures are the page's tables' (which the full sweep holds to the code)."""
     docs = DOC.read_text()
 
     def quoted(tag: str) -> str:
-        m = re.search(rf"<!-- {tag} -->(.*?)<!-- /{tag} -->", readme)
+        m = re.search(rf"<!-- {tag} -->(.*?)<!-- /{tag} -->", docs)
         assert m, tag
         return m.group(1)
 

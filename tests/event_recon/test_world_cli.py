@@ -4,7 +4,9 @@ answer key for people; bad input is a one-line error with exit code 2, never a t
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 import pytest
 from world_helpers import sample_world
@@ -12,6 +14,7 @@ from world_helpers import sample_world
 from datagauntlet.cli.main import main
 from datagauntlet.envs.event_recon.records import FILES
 from datagauntlet.envs.event_recon.splits import public_tasks
+from datagauntlet.envs.event_recon.world_checks import world_of
 
 
 def cli(argv: list[str]) -> int:
@@ -74,3 +77,60 @@ def test_bad_input_is_one_line_and_exit_2(argv: list[str], capsys) -> None:
 def test_no_subcommand_prints_help_and_exits_2(capsys) -> None:
     assert cli([]) == 2
     assert "materialize" in capsys.readouterr().err
+
+
+def _rule_the_platform_misread(world: Any, evidence: tuple[str, ...]) -> set[str]:
+    """Which of the family's two rules the grader's truth and the shipped rows differ by: the
+    rule whose misreading, replayed on the defect's orders, books exactly what was shipped."""
+    from datagauntlet.envs.event_recon.solver import ledger as L
+    from datagauntlet.envs.event_recon.solver import reading as R
+    from datagauntlet.envs.event_recon.solver.delivery import replay_lines
+    from datagauntlet.envs.event_recon.solver.terms import read_terms
+    from datagauntlet.envs.event_recon.solver.view import view_of_files
+
+    view = view_of_files(world.files)
+    solver_world = L.World(view, read_terms(view.contract))
+    shipped = L.shipped_order_lines(solver_world)
+    orders = {
+        o for o, evs in solver_world.events.items() if {e.event_id for e in evs} & set(evidence)
+    }
+    moved = [o for o in orders if shipped.get(o, {}) != L.aggregate(L.order_lines(solver_world, o))]
+    assert moved
+    out = set()
+    for rule in ("R12", "W2"):
+        misread = replace(R.CONTRACT, **R.MISREADINGS[rule])  # type: ignore[arg-type]
+        if all(
+            L.aggregate(replay_lines(solver_world, o, misread)) == shipped.get(o, {}) for o in moved
+        ):
+            out.add(rule)
+    return out
+
+
+def test_explain_prints_the_rule_each_mode_of_a_family_breaks(capsys) -> None:
+    """currency_or_rounding_drift breaks R12 (a foreign currency, bug B6) in one mode and W2 (a
+    third decimal, bug B5) in the other: explain prints the planted mode's rule and bug, the
+    rule is the one whose misreading reproduces the shipped rows (the grader's truth reads it
+    as the contract says)."""
+    seen: dict[str, int] = {}
+    for record in public_tasks():
+        world = world_of(record)
+        for d in world.manifest:
+            if d.family != "currency_or_rounding_drift":
+                continue
+            rules = _rule_the_platform_misread(world, d.evidence)
+            assert len(rules) == 1, rules
+            rule = rules.pop()
+            if rule in seen:
+                continue
+            assert cli(["explain", "--task", str(record.index), "--json"]) == 0
+            info = json.loads(capsys.readouterr().out)
+            entry = next(e for e in info["manifest"] if e["family"] == d.family)
+            assert entry["rule"] == rule, (record.index, entry)
+            assert entry["latent_bug"] == {"R12": "B6", "W2": "B5"}[rule]
+            assert cli(["explain", "--task", str(record.index)]) == 0
+            line = next(x for x in capsys.readouterr().out.splitlines() if d.family in x)
+            assert f"{rule}/{entry['latent_bug']}" in line
+            seen[rule] = record.index
+        if len(seen) == 2:
+            return
+    pytest.fail(f"the public split lacks a mode of currency_or_rounding_drift: {seen}")

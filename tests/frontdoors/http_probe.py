@@ -7,6 +7,10 @@ import socket
 import time
 from typing import Any
 
+# What a local client's request head carries: a loopback Host and a JSON body type (the
+# origin guard refuses others before reading a byte of the body).
+LOCAL = "Host: 127.0.0.1\r\nContent-Type: application/json\r\n"
+
 
 def exchange(port: int, data: bytes, timeout: float = 10.0, half_close: bool = True) -> bytes:
     """Send `data` to 127.0.0.1:port and read until the server closes (or `timeout`)."""
@@ -49,6 +53,8 @@ def request(
     **kw: Any,
 ) -> tuple[int, dict[str, str], Any]:
     lines = [f"{method} {path} HTTP/1.1", "Host: 127.0.0.1", "Connection: close"]
+    if body is not None and not any(k.lower() == "content-type" for k in headers or {}):
+        lines.append("Content-Type: application/json")
     for key, value in (headers or {}).items():
         lines.append(f"{key}: {value}")
     if body is not None and not any(k.lower() == "content-length" for k in headers or {}):

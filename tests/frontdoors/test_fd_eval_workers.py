@@ -99,5 +99,7 @@ def test_a_dead_worker_fails_the_run_and_resume_finishes_it(tmp_path: Path) -> N
 
 
 def test_workers_below_one_is_a_cli_mistake(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["eval", "--env", ENV, "--workers", "0", "--out", "/nonexistent/x"]) == 2
+    with pytest.raises(SystemExit) as exc:  # refused by the option's parser, before any work
+        main(["eval", "--env", ENV, "--workers", "0", "--out", "/nonexistent/x"])
+    assert exc.value.code == 2
     assert "--workers must be >= 1" in capsys.readouterr().err

@@ -13,9 +13,8 @@ CLI = [sys.executable, "-m", "datagauntlet.cli.main"]
 
 
 def cli(*args: str, check: bool = True, **kw: Any) -> subprocess.CompletedProcess[str]:
-    proc = subprocess.run(
-        [*CLI, *args], capture_output=True, text=True, timeout=240, env=os.environ, **kw
-    )
+    kw.setdefault("env", os.environ)
+    proc = subprocess.run([*CLI, *args], capture_output=True, text=True, timeout=240, **kw)
     if check and proc.returncode != 0:
         raise AssertionError(f"{args}: rc {proc.returncode}\n{proc.stderr[-2000:]}")
     return proc

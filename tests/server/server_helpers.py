@@ -57,7 +57,8 @@ class Server:
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=30)
         try:
             data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-            conn.request(method, path, body=data, headers=headers or {})
+            sent = {"Content-Type": "application/json"} if data is not None else {}
+            conn.request(method, path, body=data, headers={**sent, **(headers or {})})
             resp = conn.getresponse()
             text = resp.read()
             try:

@@ -111,7 +111,7 @@ def test_bad_tool_calls_reach_the_episode_and_change_nothing(server: Server) -> 
 
 def test_a_foreign_host_header_is_refused(server: Server) -> None:
     status, _ = server.request("GET", "/health", headers={"Host": "evil.example:80"})
-    assert status == 400
+    assert status == 403
 
 
 def test_the_session_limit_is_a_clear_429() -> None:

@@ -77,3 +77,14 @@ def test_one_process_needs_no_file() -> None:
     assert t.hold(1) and not t.hold(1)
     t.mark_ready()
     assert t.rows()[0]["ready"] and t.index == 0
+
+
+def test_the_world_budget_counts_every_workers_bytes(tallies) -> None:
+    sup, (a, b, _) = tallies
+    assert a.hold_bytes(600, 1000) is None and b.hold_bytes(300, 1000) is None
+    assert a.hold_bytes(200, 1000) == 900  # refused: what every worker holds already
+    a.release_bytes(600)
+    assert b.hold_bytes(700, 1000) is None and sup.total("world_bytes") == 1000
+    sup.died(1)  # a dead worker's bytes come back
+    assert sup.total("world_bytes") == 0 and a.hold_bytes(1000, 1000) is None
+    assert sup.rows()[0]["world_bytes"] == 1000

@@ -31,7 +31,8 @@ class Pinned:
         self, method: str, path: str, body: Any = None, raw: bytes | None = None, **headers: str
     ) -> tuple[int, Any]:
         data = raw if raw is not None else (None if body is None else json.dumps(body).encode())
-        self.conn.request(method, path, body=data, headers=headers)
+        sent = {"Content-Type": "application/json"} if data is not None else {}
+        self.conn.request(method, path, body=data, headers={**sent, **headers})
         resp = self.conn.getresponse()
         text = resp.read()
         try:

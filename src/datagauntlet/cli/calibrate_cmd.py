@@ -8,10 +8,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.cli.options import count
+
 NAME = "calibrate"
 HELP = (
     "Play every built-in policy over eval tasks and print mean rewards per config "
-    "(the README's calibration tables). Needs no model and no key."
+    "(the tables of docs/calibration.md). Needs no model and no key."
 )
 
 
@@ -21,13 +23,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", metavar="ID", help="only this env (repeatable)")
     parser.add_argument(
         "--seeds",
-        type=int,
+        type=count(),
         default=None,
         metavar="N",
         help="tasks per cell (default: the env's own)",
     )
     add_split_argument(parser)
-    parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
+    parser.add_argument(
+        "--workers", type=count(1, 256), default=1, metavar="K", help="worker processes"
+    )
     parser.add_argument(
         "--ray",
         nargs="?",
@@ -51,9 +55,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="also write an offline HTML report of the calibration (see `datagauntlet report`)",
     )
+    parser.add_argument("--force", action="store_true", help="replace an existing --report file")
     out = parser.add_mutually_exclusive_group()
     out.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
-    out.add_argument("--markdown", action="store_true", help="markdown tables, as in the README")
+    out.add_argument("--markdown", action="store_true", help="markdown, as in docs/calibration.md")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,6 +70,10 @@ def run(args: argparse.Namespace) -> int:
     env_ids = args.env or list_envs()
     if args.config and len(env_ids) != 1:
         raise ValueError("KEY=VALUE config needs exactly one --env")
+    if args.report:
+        from datagauntlet.core.output_files import check_output
+
+        check_output(args.report, force=args.force)  # before minutes of work, not after them
     console = table_console(stderr=args.json or args.markdown)
     blocks = []
     mapper = _mapper(args)
@@ -77,7 +86,9 @@ def run(args: argparse.Namespace) -> int:
         from datagauntlet.frontdoors.report.html import write_report
         from datagauntlet.frontdoors.report.runs import runs_from_calibration
 
-        write_report(runs_from_calibration(blocks, "calibration"), Path(args.report))
+        write_report(
+            runs_from_calibration(blocks, "calibration"), Path(args.report), force=args.force
+        )
         print(f"report: {args.report} (open it in a browser)", file=sys.stderr)
     return 0
 

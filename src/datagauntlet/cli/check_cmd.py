@@ -5,13 +5,17 @@ from __future__ import annotations
 import argparse
 import json
 
+from datagauntlet.cli.options import count
+
 NAME = "check"
 HELP = "Run check_env's named conformance checks on every env (or --env ID) and report each."
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--env", action="append", metavar="ID", help="only this env (repeatable)")
-    parser.add_argument("--tasks", type=int, default=3, metavar="N", help="eval tasks per check")
+    parser.add_argument(
+        "--tasks", type=count(), default=3, metavar="N", help="eval tasks per check"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     parser.add_argument("config", nargs="*", metavar="KEY=VALUE", help="config for one --env")
 

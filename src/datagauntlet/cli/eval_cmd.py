@@ -10,7 +10,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.cli.options import add_config_argument, table_console
+from datagauntlet.cli.options import add_config_argument, count, number, seconds, table_console
 from datagauntlet.frontdoors.event_loop import LOOPS
 from datagauntlet.frontdoors.event_loop import run as run_on_loop
 
@@ -45,14 +45,18 @@ def _add_target(parser: argparse.ArgumentParser) -> None:
 
 def _add_workload(parser: argparse.ArgumentParser) -> None:
     """How many rollouts, how many at once, the turns each may take, the temperature."""
-    parser.add_argument("-n", "--tasks", type=int, default=5, metavar="N", help="tasks (default 5)")
     parser.add_argument(
-        "-r", "--rollouts", type=int, default=1, metavar="R", help="rollouts per task"
+        "-n", "--tasks", type=count(), default=5, metavar="N", help="tasks (default 5)"
     )
-    parser.add_argument("--concurrency", type=int, default=8, metavar="C", help="rollouts at once")
+    parser.add_argument(
+        "-r", "--rollouts", type=count(), default=1, metavar="R", help="rollouts per task"
+    )
+    parser.add_argument(
+        "--concurrency", type=count(), default=8, metavar="C", help="rollouts at once"
+    )
     parser.add_argument(
         "--workers",
-        type=int,
+        type=count(1, 256),
         default=1,
         metavar="K",
         help="processes playing the rollouts, C/K at once each (default 1). One process's "
@@ -61,12 +65,12 @@ def _add_workload(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-turns",
-        type=int,
+        type=count(),
         default=None,
         metavar="T",
         help="model calls per rollout (default: the env's max_turns, else 30)",
     )
-    parser.add_argument("--temperature", type=float, default=None, metavar="X")
+    parser.add_argument("--temperature", type=number(float, 0, 100), default=None, metavar="X")
 
 
 def _add_output(parser: argparse.ArgumentParser) -> None:
@@ -87,7 +91,10 @@ def _add_output(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--resume", action="store_true", help="skip rollouts already in the output")
     parser.add_argument(
-        "--overwrite", action="store_true", help="replace the results already in the output"
+        "--overwrite",
+        "--force",
+        action="store_true",
+        help="replace the results already in the output",
     )
     from datagauntlet.cli.options import add_split_argument
 
@@ -98,21 +105,21 @@ def _add_transport(parser: argparse.ArgumentParser) -> None:
     """Retries, timeouts, the HTTP layer and the event loop."""
     parser.add_argument(
         "--retries",
-        type=int,
+        type=count(0, 100),
         default=4,
         metavar="K",
         help="retries of a transient endpoint error, with backoff",
     )
     parser.add_argument(
         "--request-timeout",
-        type=float,
+        type=seconds(),
         default=None,
         metavar="S",
         help="total seconds one model request may take, however slowly it trickles (default 120)",
     )
     parser.add_argument(
         "--rollout-timeout",
-        type=float,
+        type=seconds(),
         default=None,
         metavar="S",
         help="total seconds one rollout may take (default 1800)",
@@ -178,6 +185,7 @@ def _positive(name: str, value: float | None) -> None:
 def run(args: argparse.Namespace) -> int:
     from datagauntlet.cli.eval_play import model_factory, play
     from datagauntlet.cli.options import build_env
+    from datagauntlet.core.output_files import write_output
     from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, check_out_dir, shard_tasks
     from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
     from datagauntlet.frontdoors.summary import summarize_records
@@ -208,7 +216,8 @@ def run(args: argparse.Namespace) -> int:
         return 1
     summary = summarize_records(outcome.records, args.rollouts)
     summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    write_output(out / SUMMARY_FILE, text, force=True)  # this run's own (check_out_dir)
     if args.json:
         print(json.dumps(summary, sort_keys=True))
     else:

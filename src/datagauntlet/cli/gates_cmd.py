@@ -6,6 +6,8 @@ import argparse
 import json
 import sys
 
+from datagauntlet.cli.options import count
+
 NAME = "gates"
 HELP = (
     "Run the gates that make an env's rewards trustworthy: reference 1.0 on every task, null 0, "
@@ -20,9 +22,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("env", nargs="?", metavar="ENV", help="one env id (default: every env)")
     add_split_argument(parser)
     parser.add_argument(
-        "-n", type=int, default=None, metavar="N", help="tasks (default: the env's own count)"
+        "-n", type=count(), default=None, metavar="N", help="tasks (default: the env's own count)"
     )
-    parser.add_argument("--workers", type=int, default=1, metavar="K", help="worker processes")
+    parser.add_argument(
+        "--workers", type=count(1, 256), default=1, metavar="K", help="worker processes"
+    )
     parser.add_argument("--json", action="store_true", help="one JSON object per env on stdout")
     parser.add_argument(
         "config", nargs="*", metavar="KEY=VALUE", help="config for the one ENV given"

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import re
 import sys
 from types import ModuleType
 from typing import NoReturn
@@ -19,6 +20,8 @@ class CliParser(argparse.ArgumentParser):
     """Usage mistakes end in one line on stderr (what is wrong, where to look) and exit 2."""
 
     def error(self, message: str) -> NoReturn:
+        # "argument -n/--tasks: must be >= 1" reads as "-n must be >= 1"
+        message = re.sub(r"^argument ([^/:\s]+)(?:/[^:]*)?: must ", r"\1 must ", message)
         self.exit(2, f"{self.prog}: error: {one_line(message)} (see `{self.prog} --help`)\n")
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
-import re
 import sys
 
-from datagauntlet.cli.options import add_config_argument, add_task_arguments, port_number
+from datagauntlet.cli.options import (
+    add_config_argument,
+    add_origin_arguments,
+    add_task_arguments,
+    port_number,
+)
 
 NAME = "mcp"
 HELP = (
@@ -24,24 +28,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=port_number, default=8765, metavar="P", help="HTTP port; 0 picks one"
     )
-    parser.add_argument(
-        "--allow-host",
-        action="append",
-        default=[],
-        type=host_name,
-        metavar="NAME",
-        help="also answer requests whose Host/Origin is NAME (repeatable); by default only "
-        "loopback names are answered, so a web page cannot reach the episode",
-    )
-
-
-def host_name(text: str) -> str:
-    """argparse type of --allow-host: a bare host name or address, as in a Host header."""
-    if not re.fullmatch(r"[A-Za-z0-9.-]+|\[[0-9A-Fa-f:.]+\]", text):
-        raise argparse.ArgumentTypeError(
-            f"--allow-host takes a host name or address such as lab.internal, got {text!r}"
-        )
-    return text
+    add_origin_arguments(parser)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -60,5 +47,7 @@ def run(args: argparse.Namespace) -> int:
         def announce(url: str) -> None:
             print(f"MCP server for {env.id} task {task.id} at {url}", file=sys.stderr, flush=True)
 
-        mcp_server.serve_http(env, task, args.host, args.port, announce, args.allow_host)
+        mcp_server.serve_http(
+            env, task, args.host, args.port, announce, args.allow_host, args.allow_origin
+        )
     return 0

@@ -16,7 +16,9 @@ HELP = (
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("shards", nargs="+", metavar="SHARD_DIR", help="eval output directories")
     parser.add_argument("--out", required=True, metavar="DIR", help="the merged run directory")
-    parser.add_argument("--overwrite", action="store_true", help="replace results in --out")
+    parser.add_argument(
+        "--overwrite", "--force", action="store_true", help="replace results in --out"
+    )
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
 
 

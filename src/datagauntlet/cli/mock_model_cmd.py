@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from datagauntlet.cli.options import add_config_argument, port_number
+from datagauntlet.cli.options import add_config_argument, add_origin_arguments, port_number
 
 NAME = "mock-model"
 HELP = (
@@ -22,6 +22,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--port", type=port_number, default=8800, metavar="P", help="0 picks a free port"
     )
     parser.add_argument("--host", default="127.0.0.1", help="bind address (default 127.0.0.1)")
+    add_origin_arguments(parser)
     parser.add_argument(
         "--final-answer",
         action="store_true",
@@ -35,7 +36,15 @@ def run(args: argparse.Namespace) -> int:
     from datagauntlet.frontdoors.mock_model import MockModelServer
 
     env = build_env(args.env, args.config)
-    server = MockModelServer(env, args.policy, args.host, args.port, args.final_answer)
+    server = MockModelServer(
+        env,
+        args.policy,
+        args.host,
+        args.port,
+        args.final_answer,
+        allow_hosts=args.allow_host,
+        allow_origins=args.allow_origin,
+    )
     # The first line names the URL, so scripts (and the test fixture) can read the port.
     print(f"mock model for {env.id} (policy {server.default}) at {server.base_url}", flush=True)
     try:

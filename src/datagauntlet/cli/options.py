@@ -7,6 +7,7 @@ from typing import Any
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
+from datagauntlet.core.numbers import count, number, seconds  # noqa: F401  (shared by commands)
 from datagauntlet.core.registry import env_class
 
 
@@ -39,7 +40,7 @@ def add_task_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed",
         "--task",
         dest="seed",
-        type=int,
+        type=number(int, 0, 2**63 - 1),
         default=0,
         metavar="S",
         help="which task: task number S of --split (default 0); the same S gives the same world",
@@ -73,6 +74,42 @@ def resolve_task(env: Environment, seed: int, split: str) -> Task:
             f"(0 to {size - 1})"
         )
     return found[0]
+
+
+def _argparse_type(check: Any) -> Any:
+    def parse(text: str) -> str:
+        try:
+            return str(check(text))
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def add_origin_arguments(parser: argparse.ArgumentParser) -> None:
+    """--allow-host / --allow-origin: what the origin guard accepts beyond the server's own
+    loopback names and origin (frontdoors/origin_guard.py)."""
+    from datagauntlet.frontdoors.origin_guard import check_allowed_host, check_allowed_origin
+
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        type=_argparse_type(check_allowed_host),
+        metavar="NAME",
+        help="also answer requests whose Host (and Origin) is NAME, NAME:PORT or *.SUFFIX "
+        "(repeatable); by default only loopback names on the server's port are answered, so a "
+        "web page cannot reach the server",
+    )
+    parser.add_argument(
+        "--allow-origin",
+        action="append",
+        default=[],
+        type=_argparse_type(check_allowed_origin),
+        metavar="URL",
+        help="also answer browser requests from this origin, e.g. http://localhost:3000 "
+        "(repeatable); by default only the server's own origin is",
+    )
 
 
 def port_number(text: str) -> int:

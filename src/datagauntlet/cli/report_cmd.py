@@ -18,6 +18,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-o", "--out", default="report.html", metavar="FILE", help="output (default report.html)"
     )
+    parser.add_argument("--force", action="store_true", help="replace an existing --out file")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -25,14 +26,15 @@ def run(args: argparse.Namespace) -> int:
         import plotly  # noqa: F401
     except ImportError:
         raise ValueError("the report needs plotly: pip install 'datagauntlet[report]'") from None
+    from datagauntlet.core.output_files import check_output, input_files
     from datagauntlet.frontdoors.report.html import write_report
-    from datagauntlet.frontdoors.report.runs import load_runs
+    from datagauntlet.frontdoors.report.runs import RUN_FILES, load_runs
 
-    runs = load_runs(args.runs)
     out = Path(args.out)
-    if out.exists() and not out.is_file():
-        raise ValueError(f"--out {out} exists and is not a regular file")
-    size = write_report(runs, out)
+    inputs = input_files(args.runs, RUN_FILES)
+    check_output(out, inputs, args.force)  # before the work, not after it
+    runs = load_runs(args.runs)
+    size = write_report(runs, out, inputs, args.force)
     rollouts = sum(len(r.rollouts) for r in runs)
     print(f"wrote {out} ({size / 1e6:.1f} MB): {len(runs)} run(s), {rollouts} rollout(s)")
     return 0

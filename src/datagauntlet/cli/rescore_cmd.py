@@ -18,13 +18,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--fail-on-change", action="store_true", help="exit 1 when any score changed"
     )
+    parser.add_argument(
+        "--trust-run-config",
+        action="store_true",
+        help="build the run's env with every config key it saved, family_module and file "
+        "paths included (default: only the keys the env declares safe for remote clients)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     from datagauntlet.frontdoors.report.rescore import rescore
     from datagauntlet.frontdoors.report.runs import load_run
 
-    result = rescore(load_run(args.run))
+    result = rescore(load_run(args.run), trust_config=args.trust_run_config)
     changed = result.changed
     if args.json:
         print(

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import signal
 import sys
 from pathlib import Path
+
+from datagauntlet.cli.options import count, seconds
 
 NAME = "sandbox"
 HELP = "Check the Python sandbox's walls on this host, or run a script inside it."
@@ -36,15 +39,23 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     run.add_argument("script", metavar="SCRIPT.py", help="the script to run")
     run.add_argument("--workspace", required=True, metavar="DIR", help="its working directory")
     run.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    run.add_argument("--timeout", type=float, default=30.0, metavar="S", help="wall clock (30)")
-    run.add_argument("--cpu", type=float, default=None, metavar="S", help="CPU (= timeout)")
-    run.add_argument("--memory", type=int, default=1024, metavar="MB", help="address space")
-    run.add_argument("--file-size", type=int, default=256, metavar="MB", help="largest file")
-    run.add_argument("--open-files", type=int, default=256, metavar="N", help="open fds")
-    run.add_argument("--processes", type=int, default=256, metavar="N", help="threads (256)")
-    run.add_argument("--output", type=int, default=65_536, metavar="BYTES",
+    run.add_argument("--timeout", type=seconds(), default=30.0, metavar="S", help="wall clock (30)")
+    run.add_argument("--cpu", type=seconds(), default=None, metavar="S", help="CPU (= timeout)")
+    run.add_argument(
+        "--memory", type=count(1, 1 << 20), default=1024, metavar="MB", help="address space"
+    )
+    run.add_argument(
+        "--file-size", type=count(1, 1 << 20), default=256, metavar="MB", help="largest file"
+    )
+    run.add_argument(
+        "--open-files", type=count(1, 1 << 20), default=256, metavar="N", help="open fds"
+    )
+    run.add_argument(
+        "--processes", type=count(1, 1 << 16), default=256, metavar="N", help="threads (256)"
+    )
+    run.add_argument("--output", type=count(1, 1 << 40), default=65_536, metavar="BYTES",
                      help="stdout/stderr kept, each (65536)")  # fmt: skip
-    run.add_argument("--flood", type=int, default=64 << 20, metavar="BYTES",
+    run.add_argument("--flood", type=count(1, 1 << 40), default=64 << 20, metavar="BYTES",
                      help="output past which the run is killed (64 MiB)")  # fmt: skip
     run.add_argument("--walls", default=None, metavar="A,B", help="walls to raise (all six)")
     run.add_argument("--require", default=None, metavar="A,B", help="refuse unless these are up")
@@ -61,21 +72,26 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _walls(text: str | None, default: tuple[str, ...]) -> tuple[str, ...]:
-    from datagauntlet.kits.sandbox.walls import check_names
+    from datagauntlet.kits.sandbox.walls import WALLS, check_names
 
     if text is None:
         return default
-    return check_names([w.strip() for w in text.split(",") if w.strip()], "--walls/--require")
+    names = [w.strip() for w in text.split(",") if w.strip()]
+    if not names:
+        raise ValueError(f"--walls/--require {text!r} names no wall; known: {', '.join(WALLS)}")
+    return check_names(names, "--walls/--require")
 
 
 def _run(args: argparse.Namespace) -> int:
+    from datagauntlet.core.user_files import read_bytes
     from datagauntlet.kits.sandbox import Limits, WallsUnavailable, fresh_workspace, run_script
+    from datagauntlet.kits.sandbox.runner import MAX_SCRIPT_BYTES
     from datagauntlet.kits.sandbox.walls import WALLS
 
+    if not args.workspace:
+        raise ValueError("--workspace is empty; name the directory the script may write in")
     script = Path(args.script)
     workspace = Path(args.workspace)
-    if not script.is_file():
-        raise ValueError(f"no such script: {script}")
     if not workspace.is_dir():
         raise ValueError(f"workspace is not a directory: {workspace}")
     walls = _walls(args.walls, WALLS)
@@ -91,16 +107,21 @@ def _run(args: argparse.Namespace) -> int:
         output_bytes=args.output,
         flood_bytes=args.flood,
     )
-    try:
+    code = read_bytes(script, MAX_SCRIPT_BYTES, "script")
+    previous = {sig: signal.signal(sig, _interrupt) for sig in (signal.SIGTERM, signal.SIGHUP)}
+    try:  # a TERM or HUP unwinds like ^C, so the workspace is handed back to its owner
         if args.copy:
             with fresh_workspace(workspace) as ws:
-                res = run_script(script.read_bytes(), ws, limits, walls=walls, require=require,
+                res = run_script(code, ws, limits, walls=walls, require=require,
                                  filename=script.name)  # fmt: skip
         else:
             res = run_script(script, workspace, limits, walls=walls, require=require)
     except WallsUnavailable as exc:
         print(f"datagauntlet sandbox: {exc}", file=sys.stderr)
         return EXIT_REFUSED
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
     if args.json:
         print(json.dumps(res.to_dict(), indent=1))
     else:
@@ -108,6 +129,10 @@ def _run(args: argparse.Namespace) -> int:
         sys.stderr.write(res.stderr)
         print(_summary(res), file=sys.stderr)
     return 0 if res.ok else EXIT_NOT_OK
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
 
 
 def _summary(res) -> str:  # type: ignore[no-untyped-def]

@@ -6,6 +6,7 @@ import argparse
 
 from datagauntlet.cli.options import (
     add_config_argument,
+    add_origin_arguments,
     add_task_arguments,
     build_env,
     port_number,
@@ -25,6 +26,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--port", type=port_number, default=8765, help="port on 127.0.0.1 (0: any free)"
     )
+    add_origin_arguments(parser)
     add_config_argument(parser)
 
 
@@ -34,7 +36,9 @@ def run(args: argparse.Namespace) -> int:
     env = build_env(args.env, args.config)
     task = resolve_task(env, args.seed, args.split)
     try:
-        server = EpisodeHttpServer.open(env, task, port=args.port)
+        server = EpisodeHttpServer.open(
+            env, task, port=args.port, allow_hosts=args.allow_host, allow_origins=args.allow_origin
+        )
     except OSError as exc:
         from datagauntlet.frontdoors.http_json import listen_error
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import argparse
 
+from datagauntlet.cli.options import count
+
 NAME = "show"
 HELP = "Print one rollout of a saved run (eval output or vf-eval traces.jsonl) in the terminal."
 
@@ -11,7 +13,7 @@ HELP = "Print one rollout of a saved run (eval output or vf-eval traces.jsonl) i
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("run", metavar="RUN", help="an eval output directory or a traces.jsonl")
     parser.add_argument(
-        "--rollout", type=int, default=0, metavar="N", help="position in the run (default 0)"
+        "--rollout", type=count(0), default=0, metavar="N", help="position in the run (default 0)"
     )
     parser.add_argument("--full", action="store_true", help="do not fold long messages")
 

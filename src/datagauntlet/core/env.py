@@ -16,7 +16,7 @@ from datagauntlet.core.http_api import HttpHandler
 from datagauntlet.core.limits import Limits
 from datagauntlet.core.registration import Registration, load
 from datagauntlet.core.score import check_weights
-from datagauntlet.core.seeding import check_split, task_seed
+from datagauntlet.core.seeding import check_split, module_ref_key, task_ref, task_seed
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.core.version import PACKAGE_VERSION
 
@@ -53,6 +53,12 @@ class Environment(ABC, Generic[ConfigT]):
     # Policies that are attack probes rather than agents (tables list them apart).
     attackers: ClassVar[tuple[str, ...]] = ()
     default_task_count: ClassVar[int] = 60
+    # A contamination canary the env's exported task records carry (Task.canary), if any.
+    canary: ClassVar[str | None] = None
+    # What one episode's world holds in this process, played to its end: measured per env
+    # (tests/server/test_world_bytes.py checks it is not below what building and playing a
+    # world costs); the session server budgets open sessions by it.
+    world_bytes_estimate: ClassVar[int] = 4 * 1024 * 1024
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -118,7 +124,20 @@ class Environment(ABC, Generic[ConfigT]):
     def make_task(self, split: str, index: int) -> Task:
         seeds = self.module_splits().get(split)
         seed = seeds[index] if seeds is not None else task_seed(self.id, split, index)
-        return Task(f"{split}-{index:05d}", seed, split, index)
+        return self.new_task(split, index, seed)
+
+    def new_task(self, split: str, index: int, seed: int) -> Task:
+        """The task of (split, index) with this seed: every env builds its tasks here, so a
+        family module's split is held out like a secret-keyed one (its seeds are the module's
+        own) and gets a ref; Task gives secret-keyed splits theirs."""
+        seeds = self.module_splits().get(split)
+        ref = None
+        if seeds is not None:
+            keys = self.__dict__.setdefault("_module_ref_keys", {})
+            if split not in keys:
+                keys[split] = module_ref_key(self.id, split, seeds)
+            ref = task_ref(keys[split], split, index, seed)
+        return Task(f"{split}-{index:05d}", seed, split, index, ref=ref, canary=self.canary)
 
     def task_info(self, task: Task) -> TaskInfo:
         """A task's prompts and labels. This default builds the episode to read them; envs
@@ -139,8 +158,8 @@ class Environment(ABC, Generic[ConfigT]):
         return {}
 
     def report_tables(self) -> dict[str, Callable[[], str]]:
-        """The env's own README tables by name, each built by `core/report.py` from columns
-        the env supplies; README blocks `<!-- table:ENV:NAME -->` are pinned to them."""
+        """The env's own docs tables by name, each built by `core/report.py` from columns the
+        env supplies; blocks `<!-- table:ENV:NAME -->` of docs/envs/ENV.md are pinned to them."""
         target = self.registration.report_tables if self.registration else None
         return load(target)() if target else {}  # type: ignore[no-any-return]
 
@@ -164,6 +183,11 @@ class Environment(ABC, Generic[ConfigT]):
     def calibration_grid(self) -> list[dict[str, Any]]:
         """Config overrides the calibration table covers, one row group each."""
         return [{}]
+
+    def world_bytes(self) -> int:
+        """The bytes one episode's world of this config costs the process, an upper estimate
+        stated without building one (an env whose worlds grow with its config overrides it)."""
+        return self.world_bytes_estimate
 
     def http_api(self) -> HttpHandler | None:
         """The request handler of the env's native HTTP API, if its registration names one

@@ -337,7 +337,8 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
         payload = {
             "env": self.env.id,
             "config": self.config.as_dict(),
-            "task": self.task.as_dict(),
+            # the seed is hashed, never shown: the digest is as hard to invert as the seed to guess
+            "task": {k: v for k, v in self.task.full_dict().items() if k != "ref"},
             "system_prompt": self.system_prompt,
             "prompt": self.prompt,
             "tools": self._specs,

@@ -59,7 +59,7 @@ def _splits(path: str, raw: Any) -> dict[str, tuple[int, ...]]:
 @lru_cache(maxsize=32)
 def load_family_module(path: str, env_id: str) -> FamilyModule:
     """Import and check a family module; every problem is a ValueError naming the module."""
-    if path.startswith("datagauntlet"):
+    if path == "datagauntlet" or path.startswith("datagauntlet."):
         raise ValueError(f"family_module {path!r}: must be a module of your own")
     try:
         module = importlib.import_module(path)

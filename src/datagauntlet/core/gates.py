@@ -79,13 +79,17 @@ class GateReport:
     split: str
     tasks: int
     gates: list[GateResult]
+    canary: str | None = None  # the env's contamination canary, on its exported records
 
     @property
     def ok(self) -> bool:
         return all(g.ok for g in self.gates)
 
     def as_dict(self) -> dict[str, Any]:
-        return {"env": self.env, "ok": self.ok, "gates": [g.as_dict() for g in self.gates]}
+        out = {"env": self.env, "ok": self.ok, "gates": [g.as_dict() for g in self.gates]}
+        if self.canary is not None:
+            out["canary"] = self.canary
+        return out
 
 
 @dataclass
@@ -354,7 +358,7 @@ def run_gates(
             continue
         out = gate.run(g)
         rows += [out] if isinstance(out, GateResult) else list(out)
-    return GateReport(env.id, split, len(g.tasks), rows)
+    return GateReport(env.id, split, len(g.tasks), rows, env.canary)
 
 
 def _main(payload: str) -> int:

@@ -4,7 +4,7 @@ Each env folder holds a `registration.py` defining `REGISTRATION = Registration(
 imports nothing but this module, so listing envs stays fast. The registry finds it by
 scanning the env packages (`core/registry.py`); the env class names it as its
 `registration`, and its id, reference and limits come from it. The top-level verifiers
-distributions under environments/ and the README markers are checked against the
+distributions under environments/ and the docs markers are checked against the
 registrations by one test (tests/core/test_registration.py).
 
 Hooks are "module:attribute" strings, imported only when used:
@@ -12,6 +12,8 @@ Hooks are "module:attribute" strings, imported only when used:
 - `http_api`: the env's native HTTP API, a `core.http_api.HttpHandler`;
 - `final_answer`: a `core.final_answer.FinalAnswer`, how a final message is read;
 - `report_tables`: a function returning the env's own tables by name (`core/report.py`).
+
+`remote_config` lists the config keys a remote client may set (core/remote_config.py).
 """
 
 from __future__ import annotations
@@ -46,10 +48,16 @@ class Registration:
     # subprocess): a door serving many sessions may then run steps on its event loop instead
     # of handing each to the episode's own thread.
     fast_steps: bool = False
+    # Config keys a remote client may set (a session server's sessions, a run file being
+    # re-scored): never one naming a module or a path (core/remote_config.py). `max_turns` is
+    # always safe.
+    remote_config: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if not _ID.match(self.id):
             raise ValueError(f"env id {self.id!r} must be lower-case words joined by '-'")
+        if "family_module" in self.remote_config:
+            raise ValueError(f"{self.id}: family_module names a module; it is never remote-safe")
         if ":" not in self.entry_point:
             raise ValueError(f"{self.id}: entry_point must be 'module:Class'")
 

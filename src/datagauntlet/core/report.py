@@ -7,7 +7,7 @@
 - `exact_mean`, `fmt` and `dollars`: exact means of 6-digit rewards, rounded half up, so a
   figure does not depend on summation order.
 
-The README's blocks are this module's output, pinned by tests/test_readme_tables.py.
+The docs' blocks are this module's output, pinned by tests/test_readme_tables.py.
 """
 
 from __future__ import annotations

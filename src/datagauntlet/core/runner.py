@@ -187,7 +187,7 @@ def run(
     """Every (policy, task) pair, ordered by policy then task, wherever they are played."""
     jobs = [(p, t) for p in policy_names for t in tasks]
     if mapper is not None and len(jobs) >= 2:
-        payload = [(env.id, env.config.as_dict(), p, t.as_dict()) for p, t in jobs]
+        payload = [(env.id, env.config.as_dict(), p, t.full_dict()) for p, t in jobs]
         out = []
         for result in mapper.map(payload):
             out.append(result)
@@ -299,7 +299,7 @@ class PendingCalibration:
             for _, cell_env, names in cells:
                 tasks = cell_env.tasks(split, n)
                 config = cell_env.config.as_dict()
-                jobs += [(env.id, config, p, t.as_dict()) for t in tasks for p in names]
+                jobs += [(env.id, config, p, t.full_dict()) for t in tasks for p in names]
                 self._shapes.append((len(names), len(tasks)))
             self._played = iter(pool.map(jobs))
 

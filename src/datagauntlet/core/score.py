@@ -1,7 +1,7 @@
 """The score of an episode: named, weighted components plus zero-weight metrics.
 
 One `Weights` mapping per env is the single source of truth for names and weights; every
-front door (verifiers rewards, eval summaries, README tables) reads it from here.
+front door (verifiers rewards, eval summaries, docs tables) reads it from here.
 """
 
 from __future__ import annotations

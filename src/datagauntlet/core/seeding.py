@@ -10,8 +10,9 @@ import hashlib
 import heapq
 import os
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TypeVar
+
+from datagauntlet.core.user_files import FileRefused, read_bytes
 
 T = TypeVar("T")
 
@@ -307,6 +308,7 @@ ALL_SPLITS = SPLITS + HELD_OUT_SPLITS
 SECRET_ENV = "DATAGAUNTLET_SECRET"
 SECRET_FILE_ENV = "DATAGAUNTLET_SECRET_FILE"
 MIN_SECRET_BYTES = 16
+MAX_SECRET_FILE_BYTES = 4096  # a secret is a line of text; a larger file is a wrong path
 
 
 class SecretMissing(ValueError):
@@ -317,9 +319,9 @@ def _read_secret() -> bytes | None:
     path = os.environ.get(SECRET_FILE_ENV)
     if path:
         try:
-            data = Path(path).read_bytes().strip()
-        except OSError as exc:
-            raise SecretMissing(f"cannot read the secret file {path!r}: {exc.strerror}") from None
+            data = read_bytes(path, MAX_SECRET_FILE_BYTES, "secret file").strip()
+        except FileRefused as exc:
+            raise SecretMissing(str(exc)) from None
         if not data:
             raise SecretMissing(f"the secret file {path!r} is empty")
     else:
@@ -385,3 +387,30 @@ def task_seed(env_id: str, split: str, index: int) -> int:
         h.update(f"{env_id}\x00{split}\x00{index}".encode())
         return int.from_bytes(h.digest(), "little") >> 1
     return hash64("task-seed", env_id, split, index) >> 1  # 63 bits: fits a signed int64
+
+
+# --- held-out task refs: what stands in for a held-out seed outside the process ----------------
+REF_PREFIX = "ref-"
+
+
+def task_ref(key: bytes, split: str, index: int, seed: int) -> str:
+    """An opaque, stable id of a held-out task: a keyed blake2b (a MAC) of (split, index, seed),
+    so it names the task without revealing its seed, and the same task always gets the same
+    ref under the same key."""
+    h = hashlib.blake2b(key=key, digest_size=10, person=b"dg-task-ref")
+    h.update(f"{split}\x00{index}\x00{seed}".encode())
+    return REF_PREFIX + h.hexdigest()
+
+
+def secret_ref_key() -> bytes:
+    """The key of held-out splits' refs: derived from the secret, apart from the seeds' key."""
+    return hashlib.blake2b(_secret_key(), digest_size=32, person=b"dg-ref-key").digest()
+
+
+def module_ref_key(env_id: str, split: str, seeds: Sequence[int]) -> bytes:
+    """The key of a family module split's refs: a digest of all its seeds, which only the
+    module's holder has (a module whose seeds are guessable is guessable whatever we show)."""
+    h = hashlib.blake2b(digest_size=32, person=b"dg-module-ref")
+    h.update(f"{env_id}\x00{split}\x00".encode())
+    h.update(b",".join(b"%d" % s for s in seeds))
+    return h.digest()

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import time
 import traceback
 from collections.abc import Callable
@@ -20,7 +21,9 @@ from typing import Any
 
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
+from datagauntlet.core.output_files import check_output
 from datagauntlet.core.score import Score
+from datagauntlet.core.user_files import json_lines, read_bytes, read_text
 from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
 from datagauntlet.frontdoors.models import error_kind
@@ -31,6 +34,8 @@ TORN_SUFFIX = ".torn"
 # A rollout is dozens of model calls; this bounds one that never ends (a model looping on
 # slow answers that each beat the request deadline).
 DEFAULT_ROLLOUT_TIMEOUT = 1800.0
+# A results file is read whole to resume or merge it; past this it is refused.
+MAX_RESULTS_BYTES = 256 << 20
 
 
 class RolloutTimeout(Exception):
@@ -78,6 +83,8 @@ def check_out_dir(out_dir: Path, spec: EvalSpec) -> None:
     """Refuse to write over results already in `out_dir` unless resuming or overwriting."""
     if out_dir.exists() and not out_dir.is_dir():
         raise ValueError(f"--out {out_dir} exists and is not a directory")
+    for name in (RESULTS_FILE, SUMMARY_FILE):  # a link, FIFO or device is never written
+        check_output(out_dir / name, force=True)
     held = [name for name in (RESULTS_FILE, SUMMARY_FILE) if (out_dir / name).exists()]
     if held and not (spec.resume or spec.overwrite):
         raise ValueError(
@@ -91,13 +98,12 @@ def repair_results(path: Path) -> None:
     on a line of its own instead of being glued onto the fragment and lost with it."""
     if not path.exists():
         return
-    with path.open("rb+") as fh:
-        data = fh.read()
-        if not data or data.endswith(b"\n"):
-            return
-        keep = data.rfind(b"\n") + 1
-        path.with_name(path.name + TORN_SUFFIX).write_bytes(data[keep:])
-        fh.truncate(keep)
+    data = read_bytes(path, MAX_RESULTS_BYTES, "results file")
+    if not data or data.endswith(b"\n"):
+        return
+    keep = data.rfind(b"\n") + 1
+    path.with_name(path.name + TORN_SUFFIX).write_bytes(data[keep:])
+    os.truncate(path, keep)
 
 
 @dataclass
@@ -112,16 +118,14 @@ def rollout_key(record: dict[str, Any]) -> tuple[str, int]:
 
 
 def load_records(path: Path) -> list[dict[str, Any]]:
-    """Records in a results file; a torn last line (an interrupted write) is ignored."""
+    """Records in a results file, each checked field by field (`result_record`); a torn last
+    line (an interrupted write) is ignored."""
+    from datagauntlet.frontdoors.report.run_schema import result_record
+
     if not path.exists():
         return []
-    out = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        try:
-            out.append(json.loads(line))
-        except ValueError:
-            continue
-    return out
+    text = read_text(path, MAX_RESULTS_BYTES, "results file")
+    return [result_record(v, f"{path}:{n}") for n, v in json_lines(text, str(path), True)]
 
 
 def latest_by_key(records: list[dict[str, Any]]) -> dict[tuple[str, int], dict[str, Any]]:
@@ -169,7 +173,8 @@ def _record(
         "config": env.config.as_dict(),
         "model": spec.label,
         "task_id": task.id,
-        "seed": task.seed,
+        # a held-out task's seed never leaves the process: its ref names it instead
+        **({"task_ref": task.ref} if task.held_out else {"seed": task.seed}),
         "split": task.split,
         "rollout": rollout,
         "status": "failed" if error else "ok",

@@ -12,7 +12,9 @@
 - the process keeps to two malloc arenas (malloc_arenas.py), so bodies parsed on many threads
   do not each leave their high-water mark in a thread's own arena;
 - a client that hangs up is not an error worth a traceback;
-- a port already in use is a one-line ValueError naming the address.
+- a port already in use is a one-line ValueError naming the address;
+- a foreign Host or Origin, or a body that is not JSON, is refused before anything is read
+  (origin_guard.py).
 """
 
 from __future__ import annotations
@@ -21,11 +23,13 @@ import errno
 import json
 import sys
 import threading
+from collections.abc import Iterable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, ClassVar
 from urllib.parse import parse_qs
 
 from .malloc_arenas import cap_malloc_arenas
+from .origin_guard import Guard
 
 JSON_TYPE = "application/json"
 # After a 413 the rest of an oversized body is read and dropped (in small chunks), up to this
@@ -110,9 +114,15 @@ class JsonHTTPServer(ThreadingHTTPServer):
     request_queue_size = 1024
 
     def __init__(
-        self, address: tuple[str, int], handler: type[JsonHandler], socket_timeout: float = 30.0
+        self,
+        address: tuple[str, int],
+        handler: type[JsonHandler],
+        socket_timeout: float = 30.0,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
     ) -> None:
         self.socket_timeout = socket_timeout
+        self.guard = Guard(allow_hosts, allow_origins)
         cap_malloc_arenas()
         self.body_budget = ByteBudget(handler.MAX_BODY_BYTES)
         try:
@@ -141,6 +151,22 @@ class JsonHandler(BaseHTTPRequestHandler):
     def setup(self) -> None:
         self.timeout = getattr(self.server, "socket_timeout", self.timeout)
         super().setup()
+
+    def parse_request(self) -> bool:
+        """The request line and headers, then the guard: a refused request is answered here,
+        before its body is read or a handler runs."""
+        if not super().parse_request():
+            return False
+        guard: Guard | None = getattr(self.server, "guard", None)
+        if guard is None:
+            return True
+        host, port = self.server.server_address[:2]
+        refused = guard.refusal(self.command, self.headers.get, (str(host), int(port)))
+        if refused is None:
+            return True
+        self.close_connection = True
+        self.send_error_json(refused.status, refused.message)
+        return False
 
     def log_message(self, format: str, *args: Any) -> None:  # quiet: tests run many requests
         return

@@ -11,7 +11,9 @@ coroutine on one loop, and the rules of `http_json` hold as they do there:
   of the body is read and dropped so the client sees the answer);
 - a client silent for `socket_timeout` (mid-request or between requests) is dropped;
 - bodies in flight share a byte budget of one maximal body (a 503 if it does not come in time);
-- a client that hangs up is not an error; a port in use is one ValueError naming the address.
+- a client that hangs up is not an error; a port in use is one ValueError naming the address;
+- a foreign Host or Origin, or a body that is not JSON, is refused before anything is read
+  (origin_guard.py).
 
 A request head is at most MAX_HEAD_BYTES (431 past it) with at most MAX_HEADERS lines.
 It runs on uvloop when that is installed (event_loop.py). Subclasses set ROUTES,
@@ -27,6 +29,7 @@ import json
 import socket
 import threading
 import traceback
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http import HTTPStatus
 from typing import Any, ClassVar
@@ -41,6 +44,7 @@ from datagauntlet.frontdoors.http_json import (
     listen_error,
     parse_json_body,
 )
+from datagauntlet.frontdoors.origin_guard import Guard
 
 MAX_HEAD_BYTES = 64 * 1024
 MAX_HEADERS = 100
@@ -207,8 +211,16 @@ class AioJsonServer:
     ROUTES: ClassVar[tuple[str, ...]] = ()
     ALLOWED_METHODS: ClassVar[tuple[str, ...]] = ("GET", "POST")
 
-    def __init__(self, host: str, port: int, socket_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        host: str,
+        port: int,
+        socket_timeout: float = 30.0,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
+    ) -> None:
         self.socket_timeout = socket_timeout
+        self.guard = Guard(allow_hosts, allow_origins)
         family = socket.AF_INET6 if ":" in host else socket.AF_INET
         self._sock = socket.socket(family, socket.SOCK_STREAM)
         try:
@@ -320,6 +332,10 @@ class AioJsonServer:
         if method not in self.ALLOWED_METHODS:
             hint = self.routes_hint()
             self._write_error(writer, method, 405, f"method {method} is not allowed{hint}")
+            return False
+        refused = self.guard.refusal(method, headers.get, self.server_address)
+        if refused is not None:
+            self._write_error(writer, method, refused.status, refused.message)
             return False
         request = Request(self, reader, writer, method, target, version, headers)
         try:

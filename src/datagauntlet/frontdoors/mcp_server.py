@@ -20,6 +20,7 @@ from typing import Any
 from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.frontdoors.live import LiveEpisode, Step
+from datagauntlet.frontdoors.origin_guard import Guard, GuardedApp
 
 logger = logging.getLogger("datagauntlet.mcp")
 
@@ -189,28 +190,12 @@ def serve_stdio(env: Environment, task: Task) -> None:
         build_server(tools, f"datagauntlet-{env.id}").run("stdio")
 
 
-LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
-
-
-def transport_security(extra_hosts: Sequence[str] = ()) -> Any:
-    """Host/Origin checks (DNS-rebinding protection): loopback names, plus `extra_hosts`.
-
-    A page in the user's browser can reach 127.0.0.1 under a name it controls, or send its
-    own Origin; without this it could play, or end, the user's episode.
-    """
+def unguarded() -> Any:
+    """The SDK's own Host/Origin check off: the one shared guard (origin_guard.py) wraps the
+    app instead, so every door refuses the same requests in the same words."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    names = [*LOOPBACK_HOSTS, *extra_hosts]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True,
-        allowed_hosts=[h for name in names for h in (name, f"{name}:*")],
-        allowed_origins=[
-            o
-            for name in names
-            for scheme in ("http", "https")
-            for o in (f"{scheme}://{name}", f"{scheme}://{name}:*")
-        ],
-    )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 def serve_http(
@@ -220,11 +205,12 @@ def serve_http(
     port: int,
     announce: Callable[[str], None],
     allowed_hosts: Sequence[str] = (),
+    allowed_origins: Sequence[str] = (),
 ) -> None:
     """Streamable HTTP at http://host:port/mcp; `announce` gets the URL once it is bound.
-    Only loopback Host/Origin headers are answered, plus the names in `allowed_hosts`."""
+    Only loopback Host/Origin headers are answered, plus those the operator allowed."""
     with episode_tools(env, task, log_score) as tools:
-        _serve_http(tools, env, host, port, announce, allowed_hosts)
+        _serve_http(tools, env, host, port, announce, Guard(allowed_hosts, allowed_origins))
 
 
 def _serve_http(
@@ -233,16 +219,14 @@ def _serve_http(
     host: str,
     port: int,
     announce: Callable[[str], None],
-    allowed_hosts: Sequence[str],
+    guard: Guard,
 ) -> None:
     import uvicorn
 
     from datagauntlet.frontdoors.http_json import listen_error
 
     server = build_server(tools, f"datagauntlet-{env.id}")
-    app = server.streamable_http_app(
-        json_response=True, transport_security=transport_security(allowed_hosts), host=host
-    )
+    app = server.streamable_http_app(json_response=True, transport_security=unguarded(), host=host)
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     # Without this, a reply written in two parts waits ~40 ms for a delayed ACK.
@@ -254,5 +238,5 @@ def _serve_http(
         raise listen_error(host, port, exc) from None
     sock.listen(1024)  # clients that connect before uvicorn is up wait in the backlog
     announce(f"http://{host}:{sock.getsockname()[1]}/mcp")
-    uv = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))
-    asyncio.run(uv.serve(sockets=[sock]))
+    config = uvicorn.Config(GuardedApp(app, guard), log_level="warning", lifespan="on")
+    asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))

@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.output_files import check_output, input_files, write_output
 from datagauntlet.frontdoors.evaluate import (
     RESULTS_FILE,
     SUMMARY_FILE,
@@ -21,14 +22,18 @@ RUN_FIELDS = ("env", "config", "model", "split")
 def merge_runs(shards: list[Path], out: Path, overwrite: bool = False) -> dict[str, Any]:
     if not shards:
         raise ValueError("merge needs at least one shard directory")
-    if (out / RESULTS_FILE).exists() and not overwrite:
-        raise ValueError(f"{out} already holds results; pass --overwrite to replace them")
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {out} exists and is not a directory")
+    inputs = input_files(shards, (RESULTS_FILE,))
+    for name in (RESULTS_FILE, SUMMARY_FILE):  # both refused before any shard is read
+        check_output(out / name, inputs, overwrite, "--overwrite")
     merged: dict[tuple[str, int], dict[str, Any]] = {}
     owner: dict[tuple[str, int], Path] = {}
     identity: dict[str, Any] | None = None
+    names: set[str] | None = None
     for shard in shards:
         path = shard / RESULTS_FILE
-        if not path.is_file():
+        if not path.exists():
             raise ValueError(f"{shard}: no {RESULTS_FILE} (expected an `eval --shard` output)")
         latest = latest_by_key(load_records(path))
         if not latest:
@@ -47,16 +52,17 @@ def merge_runs(shards: list[Path], out: Path, overwrite: bool = False) -> dict[s
                     f"task {key[0]} rollout {key[1]} is in both {owner[key]} and {shard}: "
                     "shards must not overlap"
                 )
+            if names is None:
+                names = set(record["components"])
+            elif set(record["components"]) != names:
+                raise ValueError(f"{shard}: task {key[0]} has other score components than the rest")
             merged[key], owner[key] = record, shard
     records = sorted(merged.values(), key=rollout_key)
     rollouts = 1 + max(int(r["rollout"]) for r in records)
-    out.mkdir(parents=True, exist_ok=True)
-    tmp = out / f".{RESULTS_FILE}.tmp"
-    with tmp.open("w", encoding="utf-8") as fh:
-        for record in records:
-            fh.write(json.dumps(record, default=str) + "\n")
-    tmp.replace(out / RESULTS_FILE)
+    lines = "".join(json.dumps(record, default=str) + "\n" for record in records)
+    write_output(out / RESULTS_FILE, lines, inputs, overwrite, "--overwrite")
     summary = summarize_records(records, rollouts)
     summary["shards"] = [str(s) for s in shards]
-    (out / SUMMARY_FILE).write_text(json.dumps(summary, indent=2, sort_keys=True) + "\n")
+    text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    write_output(out / SUMMARY_FILE, text, inputs, True)  # results just written are its own
     return summary

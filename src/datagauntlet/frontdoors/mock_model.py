@@ -20,7 +20,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from datagauntlet.core.env import Environment, Policy, policy_sees_truth
@@ -48,6 +48,8 @@ class MockModelServer:
         final_answer: bool = False,
         script: Sequence[Message] | None = None,
         socket_timeout: float = 30.0,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
     ) -> None:
         policies = env.policies()
         self.default = policy or env.reference
@@ -70,7 +72,7 @@ class MockModelServer:
         self.script = [dict(m) for m in script] if script is not None else None
         self.requests = 0
         self._lock = threading.Lock()
-        self._httpd = _Server(self, host, port, socket_timeout)
+        self._httpd = _Server(self, host, port, socket_timeout, allow_hosts, allow_origins)
 
     @property
     def port(self) -> int:
@@ -172,8 +174,16 @@ class _Server(AioJsonServer):
     MAX_BODY_BYTES = MAX_BODY_BYTES
     ROUTES = ("POST /v1/chat/completions", "GET /v1/models", "GET /health")
 
-    def __init__(self, owner: MockModelServer, host: str, port: int, timeout: float) -> None:
-        super().__init__(host, port, timeout)
+    def __init__(
+        self,
+        owner: MockModelServer,
+        host: str,
+        port: int,
+        timeout: float,
+        allow_hosts: Iterable[str],
+        allow_origins: Iterable[str],
+    ) -> None:
+        super().__init__(host, port, timeout, allow_hosts, allow_origins)
         self.owner = owner
 
     def error_body(self, status: int, message: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import socket
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 from urllib.parse import parse_qs, urlparse
 
@@ -46,11 +46,13 @@ class EpisodeHttpServer(JsonHTTPServer):
         host: str = "127.0.0.1",
         port: int = 0,
         socket_timeout: float = 30.0,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
     ) -> None:
         self.live = live
         self.handler = handler
         self._thread: threading.Thread | None = None
-        super().__init__((host, port), _Handler, socket_timeout)
+        super().__init__((host, port), _Handler, socket_timeout, allow_hosts, allow_origins)
 
     @classmethod
     def open(
@@ -60,11 +62,13 @@ class EpisodeHttpServer(JsonHTTPServer):
         host: str = "127.0.0.1",
         port: int = 0,
         socket_timeout: float = 30.0,
+        allow_hosts: Iterable[str] = (),
+        allow_origins: Iterable[str] = (),
     ) -> EpisodeHttpServer:
         handler = http_handler_of(env)
         live = LiveEpisode.open_sync(env, task)
         try:
-            return cls(live, handler, host, port, socket_timeout)
+            return cls(live, handler, host, port, socket_timeout, allow_hosts, allow_origins)
         except BaseException:
             live.close_sync()
             raise

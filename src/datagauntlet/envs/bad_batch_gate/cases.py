@@ -3,12 +3,14 @@ hidden truth. Generated cases use the same shape, so one loader and one grader s
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.user_files import FileRefused, json_lines, read_text
 from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, DEFECT_TYPES
+
+MAX_CASES_BYTES = 64 << 20  # a case file is read whole: past this it is refused
 
 Citation = tuple[str, str]  # (column, defect type)
 
@@ -128,16 +130,12 @@ def case_from_json(obj: dict[str, Any], where: str = "case") -> Case:
 def load_cases(path: str | Path) -> list[Case]:
     """Read a JSONL file of cases (the original's format); errors name the line."""
     p = Path(path)
-    cases = []
-    with p.open(encoding="utf-8") as fh:
-        for n, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                obj = json.loads(line)
-            except ValueError as exc:
-                raise CaseFormatError(f"{p}:{n}: not JSON: {exc}") from None
-            cases.append(case_from_json(obj, f"{p}:{n}"))
+    try:
+        text = read_text(p, MAX_CASES_BYTES, "cases file")
+        lines = list(json_lines(text, str(p)))
+    except FileRefused as exc:
+        raise CaseFormatError(str(exc)) from None
+    cases = [case_from_json(obj, f"{p}:{n}") for n, obj in lines]
     if not cases:
         raise CaseFormatError(f"{p}: no cases")
     return cases

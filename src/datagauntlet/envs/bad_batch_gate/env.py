@@ -31,6 +31,7 @@ class BadBatchGateEnv(Environment):
     weights = WEIGHTS
     metric_names = METRICS
     attackers = tuple(ATTACKERS)
+    world_bytes_estimate = 256 * 1024  # measured: ~105 KiB built and played (docs/server.md)
     default_task_count = SPLIT_SIZES["eval"]
 
     config: BadBatchGateConfig
@@ -72,7 +73,7 @@ class BadBatchGateEnv(Environment):
     def make_task(self, split: str, index: int) -> Task:
         if self.config.cases is not None and split in SPLITS:
             case = self._file_cases[split][index]
-            return Task(f"{split}-{index:05d}", case.seed, split, index)
+            return self.new_task(split, index, case.seed)
         return super().make_task(split, index)
 
     def case(self, task: Task) -> Case:

@@ -14,4 +14,5 @@ REGISTRATION = Registration(
     generator_version="2",
     summary="load or quarantine staged batches under a data contract",
     report_tables="datagauntlet.envs.bad_batch_gate.tables:report_tables",
+    remote_config=("families",),  # not `cases`: a path on the host
 )

@@ -1,4 +1,4 @@
-"""bad-batch-gate's README tables: its columns over episodes played by `core/report.py`.
+"""bad-batch-gate's docs tables: its columns over episodes played by `core/report.py`.
 
 Means are exact (fractions of the 6-digit rewards) and rounded half up, so the figures do not
 depend on summation order. The episode facts the tables read (family, mart, ...) come from
@@ -162,7 +162,7 @@ def generated_played() -> dict[str, list[Played]]:
 
 
 def generated_tables(played: dict[str, list[Played]]) -> dict[str, str]:
-    """The README's tables for our own splits."""
+    """The docs page's tables for our own splits."""
     from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
     from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
     from datagauntlet.envs.bad_batch_gate.generator import EXTENDED_FAMILIES

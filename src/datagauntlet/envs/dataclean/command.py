@@ -100,16 +100,6 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _read_program(path: str, limit: int) -> str:
-    try:
-        with open(path, "rb") as fh:
-            data = fh.read(limit + 1)
-    except OSError as exc:
-        from datagauntlet.envs.dataclean.csvio import unreadable
+    from datagauntlet.core.user_files import read_text
 
-        raise ValueError(unreadable(path, exc, "a program file")) from None
-    if len(data) > limit:
-        raise ValueError(f"{path} is larger than {limit} bytes; a program is far smaller")
-    try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise ValueError(f"{path} is not UTF-8 text (byte offset {exc.start})") from None
+    return read_text(path, limit, "program file")

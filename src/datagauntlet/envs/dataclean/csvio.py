@@ -10,6 +10,7 @@ a cap, so input without newlines (a huge one-line file, /dev/zero) cannot exhaus
 from __future__ import annotations
 
 import csv
+import io
 import os
 import stat
 import sys
@@ -18,9 +19,11 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TextIO
 
+from datagauntlet.core.user_files import FileRefused, read_text
 from datagauntlet.envs.dataclean.engine import Table
 
 MAX_LINE_CHARS = 1_000_000
+MAX_CSV_BYTES = 256 << 20  # read whole (a regular file only): past this, refused
 
 
 class CsvError(ValueError):
@@ -41,27 +44,26 @@ def unreadable(path: str | Path, exc: OSError, what: str) -> str:
 def read_csv(path: str | Path) -> Table:
     path = Path(path)
     try:
-        with path.open(encoding="utf-8-sig", newline="") as fh:
-            reader = csv.reader(_capped_lines(fh, path), strict=True)
-            try:
-                header = next(reader)
-            except StopIteration:
-                raise CsvError(f"{path} is empty: expected a header row") from None
-            _check_header(path, header)
-            rows = []
-            for row in reader:
-                if len(row) != len(header):
-                    if not row:
-                        continue  # a blank line
-                    raise CsvError(
-                        f"{path} line {reader.line_num}: {len(row)} fields, "
-                        f"but the header has {len(header)}"
-                    )
-                rows.append(row)
-    except OSError as exc:
-        raise CsvError(unreadable(path, exc, "a CSV file")) from None
-    except UnicodeDecodeError as exc:
-        raise CsvError(f"{path} is not UTF-8 text (byte offset {exc.start})") from None
+        text = read_text(path, MAX_CSV_BYTES, "CSV file")
+    except FileRefused as exc:
+        raise CsvError(str(exc)) from None
+    try:
+        reader = csv.reader(_capped_lines(io.StringIO(text, newline=""), path), strict=True)
+        try:
+            header = next(reader)
+        except StopIteration:
+            raise CsvError(f"{path} is empty: expected a header row") from None
+        _check_header(path, header)
+        rows = []
+        for row in reader:
+            if len(row) != len(header):
+                if not row:
+                    continue  # a blank line
+                raise CsvError(
+                    f"{path} line {reader.line_num}: {len(row)} fields, "
+                    f"but the header has {len(header)}"
+                )
+            rows.append(row)
     except csv.Error as exc:
         raise CsvError(f"{path} is not a well-formed CSV file: {exc}") from None
     return Table.from_rows(header, rows)

@@ -30,6 +30,7 @@ class DatacleanEnv(Environment, DatacleanFamilies):
     weights = WEIGHTS
     metric_names = METRICS
     attackers = tuple(PROBES)
+    world_bytes_estimate = 256 * 1024  # measured: ~105 KiB built and played (docs/server.md)
     default_task_count = 40
 
     def __init__(self, config: DatacleanConfig | None = None) -> None:

@@ -22,4 +22,5 @@ REGISTRATION = Registration(
     command="datagauntlet.envs.dataclean.command",
     final_answer="datagauntlet.envs.dataclean.final_answer:PROGRAM_REPLY",
     report_tables="datagauntlet.envs.dataclean.report:report_tables",
+    remote_config=("family", "rows", "previews"),
 )

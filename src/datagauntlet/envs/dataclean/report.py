@@ -1,7 +1,7 @@
-"""dataclean's README tables: its columns over `core/report.py`'s layout, per split and family.
+"""dataclean's docs tables: its columns over `core/report.py`'s layout, per split and family.
 
 `python -m datagauntlet.envs.dataclean.report` prints them; tests/test_readme_tables.py pins the
-README blocks to them.
+blocks of docs/envs/dataclean.md to them.
 """
 
 from __future__ import annotations
@@ -68,7 +68,7 @@ def tables(n: int = TASKS_PER_CELL) -> str:
 
 
 def report_tables() -> dict[str, Callable[[], str]]:
-    """The README's tables by name, for `DatacleanEnv.report_tables` (played once)."""
+    """The docs page's tables by name, for `DatacleanEnv.report_tables` (played once)."""
     memo: dict[str, dict[str, list[CalibrationRow]]] = {}
 
     def rows() -> dict[str, list[CalibrationRow]]:

@@ -18,6 +18,10 @@ from datagauntlet.envs.dirty_integration.policies import POLICIES
 from datagauntlet.envs.dirty_integration.probes import PROBES
 from datagauntlet.envs.dirty_integration.registration import REGISTRATION
 
+# What one world costs the process, played to its end (tests/server/test_world_bytes.py).
+WORLD_BASE_BYTES = 64 * 1024
+WORLD_BYTES_PER_RECORD = 720
+
 
 class DirtyIntegrationEnv(Environment):
     registration = REGISTRATION
@@ -25,6 +29,11 @@ class DirtyIntegrationEnv(Environment):
     weights = WEIGHTS
     metric_names = METRICS
     attackers = tuple(PROBES)
+
+    def world_bytes(self) -> int:
+        """Records, the pages served and the log of a whole play grow with num_records:
+        measured ~690 bytes a record played to the end (docs/server.md)."""
+        return WORLD_BASE_BYTES + WORLD_BYTES_PER_RECORD * self.config.num_records
 
     def episode(self, task: Task) -> DirtyIntegrationEpisode:
         return DirtyIntegrationEpisode(self, task)

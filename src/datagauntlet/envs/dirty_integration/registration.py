@@ -20,4 +20,5 @@ REGISTRATION = Registration(
     summary="collect every record from a paginated API that fails quietly",
     http_api="datagauntlet.envs.dirty_integration.http_api:handle",
     fast_steps=True,
+    remote_config=("profile", "num_records", "page_size", "http_timeout_seconds"),
 )

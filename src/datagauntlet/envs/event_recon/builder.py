@@ -10,7 +10,8 @@ It implements the contract with seven latent bugs, each inert in a clean world:
 - B6 ignoring a currency mismatch (a foreign-currency order accrues anyway);
 - B7 trusting its code cache (partner and tier come from `referral_codes`, merges ignored).
 
-Derivation faults (the four derivation families) are per-order overrides in `draft.faults`.
+Derivation faults (the four derivation families) are per-order overrides in `draft.faults`;
+`row: "first"` is the B7 cache gone stale on a code that moved (the code's first row used).
 """
 
 from __future__ import annotations
@@ -178,7 +179,10 @@ def build(
         seen_keys.add(key)
         if env.event_type == "order.created":
             at = parse_time(p[s.time_field])
+            fault = draft.faults.get(order_id, {})
             row = draft.code_row_at(p.get(s.code_field, ""), p[s.time_field])
+            if row is not None and fault.get("row") == "first" and "B7" not in fixed:
+                row = min(draft.code_rows(row.code), key=lambda r: r.valid_from)  # B7: stale
             if row is None:
                 status = "dead_letter"
             else:
@@ -186,7 +190,6 @@ def build(
                 if "B7" in fixed:
                     partner = draft.survivor(row.partner_id)
                     tier = draft.partners[partner].tier
-                fault = draft.faults.get(order_id, {})
                 o = _Order(
                     partner=partner,
                     program=draft.programs[row.program_id],

@@ -18,14 +18,18 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.numbers import count, number
+
 NAME = "event-recon"
 HELP = "Look inside event-recon tasks: materialize a workspace, explain a task's answer key."
 
 
 def _task_options(p: argparse.ArgumentParser) -> None:
     which = p.add_mutually_exclusive_group(required=True)
-    which.add_argument("--task", type=int, metavar="N", help="task N of the split (of --tier)")
-    which.add_argument("--seed", type=int, metavar="S", help="any world seed (needs --tier)")
+    which.add_argument("--task", type=count(0), metavar="N", help="task N of the split (of --tier)")
+    which.add_argument(
+        "--seed", type=number(int, 0, 2**63 - 1), metavar="S", help="any world seed (needs --tier)"
+    )
     p.add_argument("--tier", type=int, choices=(1, 2, 3, 4), help="difficulty tier")
     p.add_argument("--split", default="public", help="split of --task (default: public)")
     p.add_argument("--family-module", metavar="MODULE", help="a module of extra families/splits")
@@ -102,6 +106,15 @@ def _materialize(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rule_and_bug(world: Any, families: Any, family: str) -> dict[str, str]:
+    """The rule and bug of the defect as planted (a family's mode can change both)."""
+    planted = world.notes.get("rules", {}).get(family)
+    if planted:
+        return dict(planted)
+    fam = families.get(family)
+    return {"rule": getattr(fam, "rule", ""), "latent_bug": getattr(fam, "latent_bug", "")}
+
+
 def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]:
     families = families or {}
     return {
@@ -120,8 +133,7 @@ def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]
                 "family": d.family,
                 "partner_id": d.partner_id,
                 "evidence": list(d.evidence),
-                "rule": getattr(families.get(d.family), "rule", ""),
-                "latent_bug": getattr(families.get(d.family), "latent_bug", ""),
+                **_rule_and_bug(world, families, d.family),
             }
             for d in world.manifest
         ],
@@ -131,7 +143,17 @@ def explanation(record: Any, world: Any, families: Any = None) -> dict[str, Any]
         },
         "partners": len(world.partner_ids),
         "repairable_without_contract": list(world.notes.get("repairable_without_contract", ())),
+        "held_out": _held_out(record),
     }
+
+
+def _held_out(record: Any) -> str | None:
+    """For a held-out split: which families it draws beyond the public twelve (or none)."""
+    from datagauntlet.envs.event_recon import splits
+
+    if record.split not in splits.HELDOUT_SPLITS:
+        return None
+    return splits.heldout_status(record.family_module)
 
 
 def _explain(args: argparse.Namespace) -> int:
@@ -145,6 +167,8 @@ def _explain(args: argparse.Namespace) -> int:
         f"({info['partners']} partners, zones from {world.zone_source}, "
         f"plan accepted on attempt {world.attempts})"
     )
+    if info.get("held_out"):
+        print(info["held_out"])
     names = info["names"]
     print("names: " + ", ".join(f"{k}={v}" for k, v in names.items()))
     print("manifest (answer key):")

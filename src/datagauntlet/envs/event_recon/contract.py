@@ -9,7 +9,7 @@ RULE_IDS = (*(f"R{i}" for i in range(1, 15)), "W1", "W2")
 
 # What each family means, in the contract's terms (generic: nothing about a task).
 FAMILY_SUMMARIES = {
-    "duplicate_delivery": "an effect re-emitted under a new `event_id` was counted again (R2)",
+    "duplicate_delivery": "an event re-emitted live under a new `event_id` was counted again (R2)",
     "out_of_order_delivery": "amendments applied in delivery order, not `seq` order (R3)",
     "missing_field_coercion": "an absent money field was read as zero (W1, R13)",
     "schema_drift": "money read by the envelope version instead of its JSON type (W2)",
@@ -17,7 +17,9 @@ FAMILY_SUMMARIES = {
         "an order in a currency its program does not pay in earned (R12), or a money string "
         "with extra decimals was not rounded half to even (W2)"
     ),
-    "partial_backfill": "an effect delivered before its order was dropped, not held (R4)",
+    "partial_backfill": (
+        "in a backfill batch, an effect delivered before its order was dropped, not held (R4)"
+    ),
     "identity_fragmentation": "a merged duplicate partner record kept earning (R6)",
     "tier_misconfiguration": "a code's cached tier was used instead of its partner's (R7)",
     "gross_net_divergence": "commission computed on the wrong basis (R8)",
@@ -119,8 +121,10 @@ balance projection of `ledger_entries` is, for every `partner_id`, the sum of
 `{amount_column}` per `{period_column}`, with zero sums left out. The rules' projection
 is the commission of every order (R11, booked in the order's period) plus every refund
 (R13, in the refund's period) plus the authorised manual rows (R14), summed the same
-way. Rows are free in shape: any set of rows with the right sums is correct. `payouts`
-are history: never edit them.
+way. The rows of a partner whose balance is wrong are free in shape: any set of rows with
+the right sums is correct. The rows of a partner whose balance is already right must be
+left exactly as they are, every column of every row, even a rewrite with the same sums
+counts against the repair. `payouts` are history: never edit them.
 
 `ledger_entries` columns: `entry_id`, `partner_id`, `program_id`, `order_ref`,
 `event_id`, `kind` (accrual, adjustment, reversal, manual), `{period_column}`,

@@ -14,6 +14,7 @@ from datagauntlet.envs.event_recon.config import TIERS, EventReconConfig
 from datagauntlet.envs.event_recon.episode import TASK_PROMPT, EventReconEpisode
 from datagauntlet.envs.event_recon.grader import METRICS, WEIGHTS, Truth
 from datagauntlet.envs.event_recon.registration import REGISTRATION
+from datagauntlet.envs.event_recon.splits import CANARY
 
 WORLD_CACHE = 16  # worlds are immutable and dear to build; gates play many episodes per task
 
@@ -44,8 +45,6 @@ _WORLDS = _Worlds(WORLD_CACHE)
 
 def truth_of(world: Any) -> Truth:
     """The grader's view of a world: the manifest, the evidence and the two projections."""
-    from datagauntlet.envs.event_recon.projection import project_ledger
-
     evidence: dict[tuple[str, str], frozenset[str]] = {}
     for d in world.manifest:
         pair = (d.family, d.partner_id)
@@ -58,8 +57,9 @@ def truth_of(world: Any) -> Truth:
         evidence=evidence,
         correct=world.correct,
         shipped=world.shipped,
-        project=lambda path: project_ledger(path, schema, world.partner_ids),
         partner_column=getattr(schema, "partner_column", "partner_id"),
+        period_column=schema.period_column,
+        amount_column=schema.amount_column,
     )
 
 
@@ -69,6 +69,8 @@ class EventReconEnv(Environment[EventReconConfig]):
     weights = WEIGHTS
     metric_names = METRICS
     default_task_count = 4  # eval/train/test when n is not given; public is always 120
+    canary = CANARY  # on every task dict, vf row, run file and gate JSON; in no workspace
+    world_bytes_estimate = 1024 * 1024  # measured: ~650 KiB built and played (docs/server.md)
 
     config: EventReconConfig
 
@@ -113,7 +115,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         return [self._task(split, r) for r in records[start:stop]]
 
     def _task(self, split: str, record: Any) -> Task:
-        return Task(f"{split}-{record.index:05d}", record.seed, split, record.index)
+        return self.new_task(split, record.index, record.seed)
 
     def make_task(self, split: str, index: int) -> Task:
         for r in self._records(split, index + 1):
@@ -164,7 +166,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         )
 
     def task_metadata(self, task: Task) -> dict[str, Any]:
-        return {"tier": self.tier_of(task)}
+        return {"tier": self.tier_of(task), "canary": CANARY}
 
     def extra_gates(self) -> list[Any]:
         """event-recon's own gate rows (gates.py), run after the shared ones."""
@@ -183,5 +185,7 @@ class EventReconEnv(Environment[EventReconConfig]):
     def policies(self) -> dict[str, Policy]:
         from datagauntlet.envs.event_recon import attackers, probes
         from datagauntlet.envs.event_recon.solver import policy
+        from datagauntlet.envs.event_recon.splits import reference_steps
 
-        return probes.policies(extra=lambda: {**policy.policies(), **attackers.policies()})
+        steps = reference_steps(self.config.family_module)
+        return probes.policies(extra=lambda: {**policy.policies(steps), **attackers.policies()})

@@ -8,14 +8,12 @@ and tells the agent nothing about its score. `close()` removes the workspace.
 from __future__ import annotations
 
 import hashlib
-import shutil
-import tempfile
-from pathlib import Path
 from typing import Any, ClassVar
 
 from datagauntlet.core.action_log import canonical_json
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
+from datagauntlet.core.temp_roots import TempRoot
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 from datagauntlet.envs.event_recon.config import EventReconConfig
 from datagauntlet.envs.event_recon.grader import Outcome, Truth, grade
@@ -109,7 +107,8 @@ class EventReconEpisode(Episode[EventReconConfig]):
         self._truth_of = truth_of
         self.families: tuple[str, ...] = tuple(sorted(world.families))
         self.inputs: dict[str, bytes] = dict(world.files)
-        self.root = Path(tempfile.mkdtemp(prefix="event-recon-")).resolve()
+        self._root = TempRoot(self, "event-recon-")  # removed at release, or when dropped
+        self.root = self._root.path
         self.workspace = WorkspaceToolset(
             root=self.root,
             files=self.inputs,
@@ -149,7 +148,7 @@ class EventReconEpisode(Episode[EventReconConfig]):
         return [self.workspace, self.sql, self.python]
 
     def release(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        self._root.remove()
 
     # --- what an agent sees -------------------------------------------------------------------
     @property

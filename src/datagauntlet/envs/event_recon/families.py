@@ -9,8 +9,10 @@ A family is an object with `name`, `where`, `rule`, `latent_bug`, `contract_reas
 `apply(draft, injection)`; a `family_module` may supply more of them. `apply` may edit only
 the orders its injection lists (a defect alone is built over those orders). Optional:
 `bookkeeping_only` (a drawing hint), `summary` (its line in INTEGRATION.md),
-`named(injection)` (partners it names, if not just the one) and `activates(injection)` (the
-latent bug, when it depends on the mode).
+`named(injection)` (partners it names, if not just the one), `activates(injection)` (the
+latent bug, when it depends on the mode) and `breaks(injection)` (the rule, likewise). A
+module's family also brings its reference step, the only way the env's reference can name it:
+`misreadings`, `seen_on(world, order_id)` and `refines` (solver/diagnose.py).
 """
 
 from __future__ import annotations
@@ -308,6 +310,9 @@ class CurrencyOrRoundingDrift(_Base):
 
     def activates(self, inj: Injection) -> str:
         return "B6" if inj.params["mode"] == "currency" else "B5"
+
+    def breaks(self, inj: Injection) -> str:
+        return "R12" if inj.params["mode"] == "currency" else "W2"
 
     def apply(self, draft: Draft, inj: Injection) -> None:
         for spec in inj.params["specs"]:
@@ -609,6 +614,12 @@ def activated_bug(family: Family, inj: Injection) -> str:
     """The latent builder bug this injection activates ("" for a derivation fault)."""
     activates = getattr(family, "activates", None)
     return str(activates(inj)) if activates else family.latent_bug
+
+
+def broken_rule(family: Family, inj: Injection) -> str:
+    """The contract rule this injection breaks (a family's `rule`, unless its mode decides)."""
+    breaks = getattr(family, "breaks", None)
+    return str(breaks(inj)) if breaks else family.rule
 
 
 def builtin_families() -> dict[str, Family]:

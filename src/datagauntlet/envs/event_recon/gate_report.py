@@ -1,14 +1,15 @@
-"""The full gate run of event-recon, kept as a file the README's gate table is rendered from.
+"""The full gate run of event-recon, kept as a file its docs page's gate table is rendered from.
 
     python -m datagauntlet.envs.event_recon.gate_report [--workers 2] [--write] [--render]
 
 runs every gate row (the shared ones and event-recon's own) over the 120 public tasks. With
 `--write` it writes `docs/envs/event-recon-gates.json` (the rows; each policy's reward and
 ledger component per task; each sweep family's and cheap attack's reward per task; the tiers;
-the time each gate took) and re-renders the README's table from it. `--render` only re-renders
-the table from the committed file. `tests/event_recon/test_er_gate_report.py` checks that the
-README table is what the file renders, that each row is what the file's per-task figures add
-up to, and replays a sample of tasks to check those per-task figures are the code's.
+the time each gate took) and re-renders the table in `docs/envs/event-recon.md` from it.
+`--render` only re-renders the table from the committed file.
+`tests/event_recon/test_er_gate_report.py` checks that the page's table is what the file
+renders, that each row is what the file's per-task figures add up to, and replays a sample
+of tasks to check those per-task figures are the code's.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ from datagauntlet.core.gates import GateRun
 
 ROOT = Path(__file__).resolve().parents[4]
 REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
-README = ROOT / "README.md"
+PAGE = ROOT / "docs" / "envs" / "event-recon.md"
 BEGIN = "<!-- gates:event-recon -->"
 END = "<!-- /gates:event-recon -->"
 PLAY_ALL = "(every policy on every task)"  # the first timing: the play the gates then read
@@ -55,7 +56,7 @@ def prefetch(g: GateRun, policies: Sequence[str]) -> None:
         mapper = ProcessMapper(g.workers)
         try:
             config = g.env.config.as_dict()
-            results = list(mapper.map([(g.env.id, config, p, t.as_dict()) for p, t in jobs]))
+            results = list(mapper.map([(g.env.id, config, p, t.full_dict()) for p, t in jobs]))
         finally:
             mapper.close()
     for policy in policies:
@@ -72,6 +73,7 @@ def _loadavg() -> float | None:
 def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[str, Any]:
     from datagauntlet.core.gates import SHARED_GATES
     from datagauntlet.core.registry import make
+    from datagauntlet.envs.event_recon.splits import HELDOUT_SPLITS, heldout_status
 
     env = make("event-recon")
     g = RecordingRun(env, split, n, workers)
@@ -91,6 +93,8 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     results = {policy: g.results(policy) for policy in env.policies()}
     return {
         "env": env.id,
+        "canary": env.canary,  # the gate JSON is an exported record of the tasks too
+        "families": heldout_status() if split in HELDOUT_SPLITS else "the public twelve",
         "split": split,
         "tasks": len(g.tasks),
         "workers": workers,
@@ -117,7 +121,7 @@ def _cell(value: Any) -> str:
 
 
 def table(report: dict[str, Any]) -> str:
-    """The README block: one line of provenance, then every row with its bound."""
+    """The page's block: one line of provenance, then every row with its bound."""
     passing = sum(1 for r in report["rows"] if r["ok"])
     load = report.get("loadavg") or [None, None]
     lines = [
@@ -125,6 +129,11 @@ def table(report: dict[str, Any]) -> str:
         f"passing; {report['seconds']:.0f} s with --workers {report['workers']} "
         f"(load average {load[0]} at the start, {load[1]} at the end).",
         "",
+        *(
+            [report["families"], ""]
+            if report.get("split") != "public" and "families" in report
+            else []
+        ),
         "| gate | value | bound | ok |",
         "|---|---:|---|:---:|",
     ]
@@ -139,18 +148,18 @@ def load(path: Path = REPORT) -> dict[str, Any]:
     return report
 
 
-def readme_block(text: str) -> str:
-    """The text between the README's gate-table markers (ValueError if they are missing)."""
+def page_block(text: str) -> str:
+    """The text between the page's gate-table markers (ValueError if they are missing)."""
     _, sep, rest = text.partition(BEGIN)
     body, sep2, _ = rest.partition(END)
     if not sep or not sep2:
-        raise ValueError(f"README has no {BEGIN} ... {END} block")
+        raise ValueError(f"the page has no {BEGIN} ... {END} block")
     return body.strip("\n")
 
 
-def render_readme(report: dict[str, Any], path: Path = README) -> None:
+def render_page(report: dict[str, Any], path: Path = PAGE) -> None:
     text = path.read_text()
-    readme_block(text)  # both markers present, or ValueError
+    page_block(text)  # both markers present, or ValueError
     head, _, rest = text.partition(BEGIN)
     _, _, tail = rest.partition(END)
     path.write_text(f"{head}{BEGIN}\n{table(report)}\n{END}{tail}")
@@ -162,10 +171,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--split", default="public", help="split to gate (default public)")
     parser.add_argument("-n", type=int, default=None, help="first N tasks (default: all)")
     parser.add_argument(
-        "--write", action="store_true", help=f"write {REPORT.name} and the README table"
+        "--write", action="store_true", help=f"write {REPORT.name} and the table in {PAGE.name}"
     )
     parser.add_argument(
-        "--render", action="store_true", help=f"only re-render the README table from {REPORT.name}"
+        "--render",
+        action="store_true",
+        help=f"only re-render the table in {PAGE.name} from {REPORT.name}",
     )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
     args = parser.parse_args(argv)
@@ -174,7 +185,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if args.render:
         try:
-            render_readme(load())
+            render_page(load())
         except (OSError, ValueError) as exc:
             print(f"gate_report: {exc}", file=sys.stderr)
             return 2
@@ -185,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     report = run(args.workers, args.split, args.n)
     if args.write:
         REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-        render_readme(report)
+        render_page(report)
     if args.json:
         print(json.dumps(report, sort_keys=True))
     else:

@@ -64,18 +64,18 @@ def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict
 
 
 def env_families(env: Any) -> tuple[str, ...]:
+    """The public twelve and every family a module (the config's or the held-out one) adds."""
     from datagauntlet.envs.event_recon.records import FAMILIES
+    from datagauntlet.envs.event_recon.splits import reference_steps
 
-    module = getattr(env, "family_module", None)
-    extra = tuple(getattr(module, "families", ()) or ())
-    return tuple(FAMILIES) + tuple(f for f in extra if isinstance(f, str))
+    return tuple(FAMILIES) + tuple(reference_steps(getattr(env.config, "family_module", None)))
 
 
 def play_many(
     env: Any, jobs: Sequence[tuple[str, Task]], workers: int = 1
 ) -> list[tuple[float, dict[str, float]]]:
     """(reward, components) per (policy, task), in job order, in process or across workers."""
-    payload = [(env.config.as_dict(), p, t.as_dict()) for p, t in jobs]
+    payload = [(env.config.as_dict(), p, t.full_dict()) for p, t in jobs]
     if workers <= 1 or len(payload) < 2:
         return [_play(a) for a in payload]
     chunk = max(1, len(payload) // (workers * 8))
@@ -109,7 +109,8 @@ def sweep_rows(
     families = env_families(env)
     # task-major: a worker plays one task's families back to back, so it builds the world once
     # and grades the one touch script once (run_graded reuses an identical submission)
-    jobs = [(f"{SWEEP_PREFIX}{f}", t) for t in tasks for f in families]
+    offered = {t.id: set(env.families(t)) for t in tasks}  # a public task offers the twelve
+    jobs = [(f"{SWEEP_PREFIX}{f}", t) for t in tasks for f in families if f in offered[t.id]]
     results = play_many(env, jobs, workers)
     over = 0
     for (policy, task), (reward, _) in zip(jobs, results, strict=True):
@@ -142,10 +143,10 @@ def cheap_rows(
         rewards[policy].append(reward)
         if record is not None:
             record.setdefault(policy, {})[task.id] = reward
-    families = len(env_families(env))
     over = 0
     for task, reward in zip(tasks, rewards["schema_report"], strict=True):
         truth = env.episode_truth(task)
+        families = len(env.families(task))  # the families this task's contract publishes
         bound = max((partner_bound(truth.manifest, families, p) for p in truth.partners), default=0)
         over += reward > bound + 1e-6
     schema = max(rewards["schema_report"], default=0.0)
@@ -186,7 +187,7 @@ def derived_sweep_ceiling(env: Any, tasks: Sequence[Task]) -> float:
     best = 0.0
     for task in tasks:
         truth = env.episode_truth(task)
-        for f in env_families(env):
+        for f in env.families(task):
             best = max(best, sweep_bound(truth.manifest, len(truth.partners), f))
     return best
 
@@ -286,14 +287,10 @@ def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
 
 
 def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon.splits import CANARY
+    from datagauntlet.envs.event_recon import canary
 
-    on_records = sum(1 for r in _records(env, tasks) if r.canary == CANARY)
-    in_workspaces = sum(
-        1
-        for t in tasks
-        if any(b"event-recon-canary" in data for data in env.world(t).files.values())
-    )
+    on_records = sum(1 for t in tasks if canary.on_records(env, t))
+    in_workspaces = sum(1 for t in tasks if canary.in_workspace(env.world(t).files))
     n = len(tasks)
     return Row(
         "canary (records / workspaces)",

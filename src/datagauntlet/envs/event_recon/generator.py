@@ -12,7 +12,13 @@ from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon import zones
 from datagauntlet.envs.event_recon.base_world import base_draft
 from datagauntlet.envs.event_recon.contract import render_contract
-from datagauntlet.envs.event_recon.families import Family, builtin_families
+from datagauntlet.envs.event_recon.families import (
+    Family,
+    Injection,
+    activated_bug,
+    broken_rule,
+    builtin_families,
+)
 from datagauntlet.envs.event_recon.plan import Evaluation, draw, evaluate
 from datagauntlet.envs.event_recon.records import TIERS, Payout, World
 from datagauntlet.envs.event_recon.statement import statement_rows
@@ -28,6 +34,13 @@ class GenerationError(RuntimeError):
 def plan_world(
     seed: int, tier: int, families: Mapping[str, Family] | None = None
 ) -> tuple[Evaluation, int]:
+    ev, attempts, _ = _plan_world(seed, tier, families)
+    return ev, attempts
+
+
+def _plan_world(
+    seed: int, tier: int, families: Mapping[str, Family] | None
+) -> tuple[Evaluation, int, list[Injection]]:
     if tier not in TIERS:
         raise ValueError(f"tier must be one of 1-4, not {tier!r}")
     fams = dict(builtin_families() if families is None else families)
@@ -38,8 +51,13 @@ def plan_world(
             continue
         ev = evaluate(clean, plan, fams, exhaustive=False)
         if not ev.failed:
-            return ev, attempt + 1
+            return ev, attempt + 1, plan
     raise GenerationError(f"no plan for seed {seed} tier {tier} met the ten conditions")
+
+
+def rule_and_bug(family: Family, inj: Injection) -> dict[str, str]:
+    """What one planted defect breaks, by its mode: the contract rule and the latent bug."""
+    return {"rule": broken_rule(family, inj), "latent_bug": activated_bug(family, inj)}
 
 
 def payouts_for(ev: Evaluation) -> list[Payout]:
@@ -57,10 +75,10 @@ def payouts_for(ev: Evaluation) -> list[Payout]:
 
 
 def generate(seed: int, tier: int, families: Mapping[str, Family] | None = None) -> World:
-    ev, attempts = plan_world(seed, tier, families)
+    fams = builtin_families() if families is None else families
+    ev, attempts, plan = _plan_world(seed, tier, fams)
     final = ev.final
     draft = final.draft
-    fams = builtin_families() if families is None else families
     names = tuple(sorted(fams))
     summaries = {
         n: str(getattr(fams[n], "summary", "")) for n in names if getattr(fams[n], "summary", "")
@@ -85,7 +103,10 @@ def generate(seed: int, tier: int, families: Mapping[str, Family] | None = None)
         zone_source=zones.source(),
         families=names,
         attempts=attempts,
-        notes={"repairable_without_contract": ev.repairable},
+        notes={
+            "repairable_without_contract": ev.repairable,
+            "rules": {inj.family: rule_and_bug(fams[inj.family], inj) for inj in plan},
+        },
     )
 
 

@@ -14,14 +14,14 @@ non_destructiveness (0.10)  share of the partners that needed no repair whose le
                             ledger_correctness ("I broke nothing" is true of doing nothing).
 
 A validity gate multiplies all four: 0 unless a report was submitted, it names at least one
-finding, and the script ran cleanly in the sandbox and changed the database.
+finding, the script ran cleanly in the sandbox and changed the database, and what it left could
+be read within the reader's bounds (remediation.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from datagauntlet.core.action_log import Entry
@@ -43,12 +43,19 @@ FAILURE_CODES = (
     "script_timeout",  # the graded script hit its wall-clock or CPU limit
     "sandbox_violation",  # the graded script tried something the sandbox walls refuse
     "script_error",  # the graded script exited non-zero
+    # what the script left could not be graded (remediation.py reads it in the sandbox):
+    "db_unreadable",  # db.sqlite missing, a link, a FIFO, not SQLite, a needed table gone
+    "db_refused",  # a generated column, a virtual table, or over a bound (bytes, rows, size)
+    "db_read_limit",  # reading it hit the reader process's CPU, memory or wall-clock bound
     "script_no_change",  # the graded script ran cleanly but left the database as it was
     "ledger_regression",  # a partner that was correct no longer is (ledger scores 0)
     "ledger_incomplete",  # some broken partners still do not match the contract
-    "report_imperfect",  # ledger exact, but identification, evidence or preservation short
+    "rows_not_preserved",  # ledger exact, but a healthy partner's rows or a payout changed
+    "report_imperfect",  # ledger exact and preserved, but identification or evidence short
     "solved",  # every component at 1
 )
+# The codes the validity gate zeroes: no report, a failed graded run, nothing to grade.
+INVALID_CODES = frozenset(FAILURE_CODES[: FAILURE_CODES.index("script_no_change") + 1])
 METRICS = (
     "validity",
     "failure_code",
@@ -83,11 +90,12 @@ class Truth:
     evidence: Mapping[Pair, frozenset[str]]
     correct: Projection
     shipped: Projection
-    # The contract's balance projection of a ledger database (raises ValueError if unreadable).
-    project: Callable[[Path], Projection]
     ledger_table: str = "ledger_entries"
     partner_column: str = "partner_id"
     payouts_table: str = "payouts"
+    # the per-seed ledger columns the contract's balance projection sums by
+    period_column: str = "period"
+    amount_column: str = "amount_minor"
 
     @property
     def broken(self) -> tuple[str, ...]:
@@ -106,6 +114,9 @@ class Outcome:
     script_bytes: int
     script_lines: int
     violations: tuple[str, ...] = ()
+    # the failure code when what the script left was not read (db_unreadable, db_refused,
+    # db_read_limit); the projection is then None
+    refusal: str | None = None
     detail: dict[str, Any] = field(default_factory=dict)
 
 
@@ -186,11 +197,15 @@ def _failure_code(
     by_status = {"timeout": "script_timeout", "violation": "sandbox_violation"}
     if outcome.status != "ok":
         return by_status.get(outcome.status, "script_error")
+    if outcome.refusal is not None:
+        return outcome.refusal
     if not outcome.db_changed:
         return "script_no_change"
     if values["ledger_correctness"] < 1.0:
         lr = values.get("_regressed", 0)
         return "ledger_regression" if lr else "ledger_incomplete"
+    if values["non_destructiveness"] < 1.0:
+        return "rows_not_preserved"
     if min(values[k] for k in WEIGHTS) < 1.0:
         return "report_imperfect"
     return "solved"
@@ -245,7 +260,7 @@ def grade(
             "non_destructiveness": lr.preservation,
         }
     code = _failure_code(report, outcome, {**values, "_regressed": regressed})
-    valid = code not in FAILURE_CODES[:6]
+    valid = code not in INVALID_CODES
     metrics["validity"] = int(valid)
     metrics["failure_code"] = code
     metrics = {k: metrics[k] for k in METRICS}

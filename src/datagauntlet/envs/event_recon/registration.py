@@ -17,4 +17,6 @@ REGISTRATION = Registration(
         "defects and submit a remediation script"
     ),
     command="datagauntlet.envs.event_recon.command",
+    # the split filters; the time and byte budgets are the operator's, as is family_module
+    remote_config=("tier", "num_tasks"),
 )

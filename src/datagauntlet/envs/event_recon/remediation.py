@@ -1,84 +1,141 @@
 """The graded run: the agent's remediation script against an unmodified copy of db.sqlite.
 
 The run directory gets the four pristine inputs plus the files the agent had written when it
-submitted, so nothing an exploratory run did can reach it. Afterwards the database it left
-is read through a guarded connection: tables only (never a view or trigger the script may have
-planted), under a time budget, so a hostile database cannot stall grading.
+submitted, so nothing an exploratory run did can reach it. What the script left is agent-made
+data: it is read by `ledger_reader` in a second sandboxed process, under CPU, memory and
+wall-clock bounds, never in this one. Only db.sqlite (and its -wal and -journal) is handed to
+it, and only as plain files under a size bound, so a link, a FIFO or an enormous file is
+refused here before anything reads it.
 """
 
 from __future__ import annotations
 
 import hashlib
-import sqlite3
+import json
+import os
+import stat
 import tempfile
-import time
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from threading import Lock
+from typing import Any
 
+from datagauntlet.envs.event_recon import ledger_reader
 from datagauntlet.envs.event_recon.grader import Outcome, Truth
 from datagauntlet.envs.event_recon.tools import fill
 from datagauntlet.kits.sandbox import WALLS, Limits, SandboxResult, fresh_workspace, run_script
 
-READ_SECONDS = 20.0
 # Walls the graded run must have, or grading refuses (WallsUnavailable): the three any host
 # raises from user space. seccomp, Landlock and the network namespace are raised wherever the
 # kernel allows, and every result records which walls were up.
 REQUIRED_WALLS = ("process", "rlimits", "audit")
+MB = 1 << 20
+MAX_DB_BYTES = 256 * MB  # db.sqlite with its -wal and -journal, as the script left them
+SUMMARY_BYTES = 8 * MB  # the reader's one line of JSON
+# The reader's own process: the bounds that hold whatever the file makes SQLite do.
+READ_LIMITS = Limits(
+    timeout_s=60.0,
+    cpu_s=20,
+    memory_mb=768,
+    file_size_mb=MAX_DB_BYTES // MB + 16,  # recovering a -wal or -journal rewrites the copy
+    output_bytes=SUMMARY_BYTES + 4096,
+    flood_bytes=SUMMARY_BYTES + 4096,
+)
+# The failure labels (grader.FAILURE_CODES) for what reading found.
+UNREADABLE, REFUSED, READ_LIMIT = "db_unreadable", "db_refused", "db_read_limit"
+_LABELS = {ledger_reader.UNREADABLE: UNREADABLE, ledger_reader.REFUSED: REFUSED}
+_DB_FILES = ("db.sqlite", "db.sqlite-wal", "db.sqlite-journal")
 
 
-class Unreadable(Exception):
-    """The database the script left cannot be read as a ledger."""
+class NotRead(Exception):
+    """What the script left was not read: `label` is the failure code, the message why."""
+
+    def __init__(self, label: str, why: str) -> None:
+        super().__init__(why)
+        self.label = label
 
 
-def _connect(path: Path) -> sqlite3.Connection:
-    conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    deadline = time.monotonic() + READ_SECONDS
-    conn.set_progress_handler(lambda: int(time.monotonic() > deadline), 10_000)
-    return conn
+def _copy_bounded(src: Path, dst: Path, budget: int, required: bool) -> int:
+    """Copy one plain file in chunks, never following a link or waiting on a FIFO, refusing
+    it past `budget` bytes; the bytes copied."""
+    try:
+        fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    except FileNotFoundError:
+        if required:
+            raise NotRead(UNREADABLE, f"{src.name} is missing") from None
+        return 0
+    except OSError as exc:
+        raise NotRead(UNREADABLE, f"{src.name} is not a plain file ({exc.strerror})") from None
+    too_big = NotRead(REFUSED, f"the database files are over {MAX_DB_BYTES:,} bytes")
+    copied = 0
+    st = os.fstat(fd)
+    if not stat.S_ISREG(st.st_mode):
+        os.close(fd)
+        raise NotRead(UNREADABLE, f"{src.name} is not a plain file")
+    with os.fdopen(fd, "rb") as fh:
+        if st.st_size > budget:
+            raise too_big
+        with open(dst, "wb") as out:
+            while chunk := fh.read(MB):
+                copied += len(chunk)
+                if copied > budget:
+                    raise too_big
+                out.write(chunk)
+    return copied
 
 
-def _tables(conn: sqlite3.Connection) -> dict[str, str]:
-    rows = conn.execute("SELECT name, sql FROM sqlite_master WHERE type = 'table'").fetchall()
-    return {name: sql or "" for name, sql in rows}
+def _stage(remediated: Path, into: Path) -> None:
+    budget = MAX_DB_BYTES
+    for i, name in enumerate(_DB_FILES):
+        src = remediated.with_name(remediated.name + name[len("db.sqlite") :])
+        budget -= _copy_bounded(src, into / name, budget, required=i == 0)
 
 
-def _rows(conn: sqlite3.Connection, table: str) -> Iterator[tuple[object, ...]]:
-    quoted = '"' + table.replace('"', '""') + '"'
-    yield from conn.execute(f"SELECT * FROM {quoted}")
+def _spec(truth: Truth) -> dict[str, Any]:
+    return {
+        "files": [["pristine", "pristine.sqlite"], ["remediated", "db.sqlite"]],
+        "ledger_table": truth.ledger_table,
+        "partner_column": truth.partner_column,
+        "payouts_table": truth.payouts_table,
+        "period_column": truth.period_column,
+        "amount_column": truth.amount_column,
+        "bounds": {**ledger_reader.BOUNDS, "max_summary_bytes": SUMMARY_BYTES},
+    }
 
 
-def _key(row: tuple[object, ...]) -> str:
-    return repr(row)
+def _reader_source(spec: dict[str, Any]) -> str:
+    return Path(ledger_reader.__file__).read_text() + f"\n\nmain({spec!r})\n"
 
 
-def _digest(conn: sqlite3.Connection) -> str:
-    """A content digest of every table: its schema and its rows as a sorted multiset."""
-    h = hashlib.sha256()
-    for name, sql in sorted(_tables(conn).items()):
-        h.update(f"{name}\n{sql}\n".encode())
-        for key in sorted(_key(r) for r in _rows(conn, name)):
-            h.update(key.encode("utf-8", "surrogatepass") + b"\n")
-    return h.hexdigest()
+def read_databases(pristine: Path, remediated: Path, truth: Truth) -> tuple[dict, dict]:
+    """The reader's summaries of the shipped and the remediated database, read in the
+    sandbox; raises NotRead with the failure label when the remediated one was not read."""
+    with fresh_workspace() as ws:
+        _stage(remediated, ws)
+        (ws / "pristine.sqlite").write_bytes(pristine.read_bytes())
+        spec = _spec(truth)
+        run = run_script(_reader_source(spec), ws, READ_LIMITS, walls=WALLS,
+                         require=REQUIRED_WALLS, filename="<ledger_reader>")  # fmt: skip
+    if run.violations or run.exit_code != 0:
+        why = "; ".join(f"{v.wall}: {v.event} {v.detail}".strip() for v in run.violations)
+        raise NotRead(READ_LIMIT, f"reading stopped at a bound: {why or run.exception}")
+    try:
+        out = json.loads(run.stdout)
+        before, after = out["pristine"], out["remediated"]
+    except (ValueError, KeyError, TypeError):
+        raise NotRead(READ_LIMIT, "the reader's summary was cut off") from None
+    if "code" in before:
+        raise RuntimeError(f"the shipped database did not read: {before['detail']}")
+    if "code" in after:
+        raise NotRead(_LABELS.get(after["code"], UNREADABLE), after["detail"])
+    return before, after
 
 
-def _by_partner(conn: sqlite3.Connection, truth: Truth) -> dict[str, list[str]]:
-    cur = conn.execute(f'SELECT * FROM "{truth.ledger_table}"')
-    columns = [d[0] for d in cur.description]
-    if truth.partner_column not in columns:
-        raise Unreadable(f"{truth.ledger_table} has no column {truth.partner_column}")
-    i = columns.index(truth.partner_column)
-    out: dict[str, list[str]] = {}
-    for row in cur:
-        out.setdefault(str(row[i]), []).append(_key(row))
-    for rows in out.values():
-        rows.sort()
-    return out
+def _projection(rows: list[list[Any]], partners: tuple[str, ...]) -> dict[str, dict[str, int]]:
+    from datagauntlet.envs.event_recon.projection import projection_of
 
-
-def _payouts(conn: sqlite3.Connection, truth: Truth) -> list[str]:
-    return sorted(_key(r) for r in _rows(conn, truth.payouts_table))
+    return projection_of(((p, period, total) for p, period, total in rows), partners)
 
 
 def _status(run: SandboxResult) -> str:
@@ -96,42 +153,22 @@ def inspect(
     lines = script.count(b"\n") + (1 if script and not script.endswith(b"\n") else 0)
     violations = tuple(f"{v.wall}: {v.event} {v.detail}".strip() for v in run.violations)
     base = {"script_bytes": len(script), "script_lines": lines, "violations": violations}
-    before = _connect(pristine)
     try:
-        shipped_rows = _by_partner(before, truth)
-        shipped_payouts = _payouts(before, truth)
-        shipped_digest = _digest(before)
-    finally:
-        before.close()
-    try:
-        if remediated.is_symlink() or not remediated.is_file():
-            raise Unreadable("db.sqlite is missing or is not a plain file")
-        after = _connect(remediated)
-        try:
-            tables = _tables(after)
-            for needed in (truth.ledger_table, truth.payouts_table):
-                if needed not in tables:
-                    raise Unreadable(f"table {needed} is gone")
-            rows = _by_partner(after, truth)
-            payouts_changed = _payouts(after, truth) != shipped_payouts
-            db_changed = _digest(after) != shipped_digest
-        finally:
-            after.close()
-        projection = truth.project(remediated)
-    except (sqlite3.Error, Unreadable, ValueError, OverflowError, MemoryError) as exc:
-        return Outcome(
-            status,
-            None,
-            frozenset(truth.partners),
-            True,
-            True,
-            **base,
-            detail={"unreadable": str(exc)},
-        )
-    changed = frozenset(
-        p for p in set(rows) | set(shipped_rows) if rows.get(p) != shipped_rows.get(p)
+        before, after = read_databases(pristine, remediated, truth)
+    except NotRead as exc:
+        everyone = frozenset(truth.partners)
+        return Outcome(status, None, everyone, True, True, **base, refusal=exc.label,
+                       detail={"unreadable": str(exc)})  # fmt: skip
+    old, new = before["partners"], after["partners"]
+    changed = frozenset(p for p in set(old) | set(new) if old.get(p) != new.get(p))
+    return Outcome(
+        status,
+        _projection(after["projection"], truth.partners),
+        changed,
+        after["payouts"] != before["payouts"],
+        after["digest"] != before["digest"],
+        **base,
     )
-    return Outcome(status, projection, changed, payouts_changed, db_changed, **base)
 
 
 _OUTCOMES: OrderedDict[str, Outcome] = OrderedDict()

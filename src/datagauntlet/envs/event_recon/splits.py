@@ -7,6 +7,7 @@ model that can recite the canary has read published task records, not played the
 
 from __future__ import annotations
 
+import importlib
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
@@ -17,6 +18,10 @@ from datagauntlet.envs.event_recon.families import Family, builtin_families
 from datagauntlet.envs.event_recon.records import TIERS
 
 ENV_ID = "event-recon"
+# The held-out families' own distribution (`heldout/` in the repository, `datagauntlet-heldout`):
+# when it is installed the held-out splits draw its families too; this package has none of them.
+HELDOUT_MODULE = "datagauntlet_heldout.event_recon"
+HELDOUT_SPLITS = ("private", "private-train")
 CANARY = "event-recon-canary:ba7339da-dd5a-40db-8ee4-415fb7df5e72"
 PER_TIER = 30
 PUBLIC = "public"
@@ -54,6 +59,35 @@ def public_tasks() -> tuple[TaskRecord, ...]:
     return tuple(TaskRecord(i, public_seed(i), tier_of(i, n)) for i in range(n))
 
 
+@lru_cache(maxsize=1)
+def heldout_module() -> str | None:
+    """The held-out family module, if its distribution is installed (else None)."""
+    try:
+        importlib.import_module(HELDOUT_MODULE)
+    except ImportError:
+        return None
+    return HELDOUT_MODULE
+
+
+def heldout_status(family_module: str | None = None) -> str:
+    """One line on which families the held-out splits draw beyond the public twelve."""
+    module = family_module or heldout_module()
+    if module is None:
+        return (
+            "held-out families: none installed, so the private splits draw the 12 public "
+            "families on unpublished seeds (install ./heldout: pip install ./heldout)"
+        )
+    extra = sorted(set(families_for(module)) - set(builtin_families()))
+    return f"held-out families: {len(extra)} from {module}"
+
+
+def _split_module(split: str, family_module: str | None) -> str | None:
+    """The family module a split's tasks use: held-out splits fall back to the installed one."""
+    if family_module is None and split in HELDOUT_SPLITS:
+        return heldout_module()
+    return family_module
+
+
 def split_names(family_module: str | None = None) -> tuple[str, ...]:
     extra = tuple(module_splits(family_module)) if family_module else ()
     return (*SPLIT_SIZES, *extra)
@@ -75,10 +109,9 @@ def split_tasks(split: str, family_module: str | None = None) -> tuple[TaskRecor
             f"unknown split {split!r}; expected one of {', '.join(split_names(family_module))}"
         )
     n = SPLIT_SIZES[split]
+    module = _split_module(split, family_module)
     return tuple(
-        TaskRecord(
-            i, seeding.task_seed(ENV_ID, split, i), tier_of(i, n), split, CANARY, family_module
-        )
+        TaskRecord(i, seeding.task_seed(ENV_ID, split, i), tier_of(i, n), split, CANARY, module)
         for i in range(n)
     )
 
@@ -130,6 +163,16 @@ def families_for(family_module: str | None = None) -> Mapping[str, Family]:
             raise ValueError(f"family_module {family_module!r}: family {fam.name!r} already exists")
         families[fam.name] = fam
     return MappingProxyType(families)
+
+
+def reference_steps(family_module: str | None = None) -> Mapping[str, Family]:
+    """The families a module adds (by name): their reference steps are how the env's
+    reference knows them (the public solver knows only the built-in twelve)."""
+    module = family_module or heldout_module()
+    if module is None:
+        return MappingProxyType({})
+    builtin = builtin_families()
+    return MappingProxyType({n: f for n, f in families_for(module).items() if n not in builtin})
 
 
 def families_of(record: TaskRecord) -> Mapping[str, Family]:

@@ -2,7 +2,7 @@
 
 Payout periods are calendar months in a program's zone (rule R9), so the zone database is an
 input to the graded answer. Without `tzdata` the host's database is used and `source()` says
-so, which is what the explain output and the README report.
+so, which is what the explain output and the docs report.
 """
 
 from __future__ import annotations

@@ -11,11 +11,13 @@ from __future__ import annotations
 import base64
 import gzip
 import json
+from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
 from datagauntlet import __version__
+from datagauntlet.core.output_files import write_output
 from datagauntlet.frontdoors.report.runs import Rollout, Run
 from datagauntlet.frontdoors.report.stats import breakdowns, comparisons, reward_lost, summarize
 
@@ -178,11 +180,9 @@ def build_report(runs: list[Run]) -> str:
     )
 
 
-def write_report(runs: list[Run], out: Path) -> int:
-    """Write the report atomically; returns its size in bytes."""
-    text = build_report(runs)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    tmp = out.with_name(f".{out.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(out)
-    return len(text.encode("utf-8"))
+def write_report(
+    runs: list[Run], out: Path, inputs: Iterable[str | Path] = (), force: bool = False
+) -> int:
+    """Write the report atomically, never over one of `inputs` nor, unless `force`, over an
+    existing file; returns its size in bytes."""
+    return write_output(out, build_report(runs), inputs, force)

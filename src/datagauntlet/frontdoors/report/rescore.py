@@ -66,20 +66,29 @@ class RescoreResult:
 
 
 def _task_of(env: Any, rollout: Rollout) -> Task:
+    """The rollout's task rebuilt from its id, checked against the seed a public task saved or
+    the ref a held-out one saved (only the secret's holder rebuilds that ref)."""
     split, _, number = rollout.task_id.rpartition("-")
-    if not split or not number.isdigit() or rollout.seed is None:
+    saved = rollout.seed if rollout.seed is not None else rollout.ref
+    if not split or not number.isdigit() or saved is None:
         raise ValueError(
             f"rollout {rollout.task_id!r} names no rebuildable task (expected SPLIT-NNNNN "
-            "and a saved seed)"
+            "and a saved seed or task ref)"
         )
     try:
         rebuilt = env.make_task(split, int(number))
     except ValueError as exc:
         raise ValueError(f"task {rollout.task_id} can no longer be rebuilt: {exc}") from None
-    if int(rebuilt.seed) != int(rollout.seed):
+    same = (
+        str(rebuilt.seed) == str(rollout.seed)
+        if rollout.seed is not None
+        else rebuilt.ref == rollout.ref
+    )
+    if not same:  # no seed in the message: a held-out one must not leave the process
+        what = "seed" if rollout.seed is not None else "task ref"
         raise ValueError(
-            f"task {rollout.task_id} can no longer be rebuilt: today's code derives seed "
-            f"{rebuilt.seed}, the run saved {rollout.seed} (another split secret or seeding)"
+            f"task {rollout.task_id} can no longer be rebuilt: today's code derives another "
+            f"{what} than the run saved (another split secret or seeding)"
         )
     return rebuilt
 
@@ -121,11 +130,24 @@ def replay(env: Any, rollout: Rollout) -> tuple[Any, bool]:
             close()
 
 
-def rescore(run: Run) -> RescoreResult:
+TRUST_HINT = "pass --trust-run-config to re-score a run file you trust"
+
+
+def rescore(run: Run, trust_config: bool = False) -> RescoreResult:
+    """Re-score every rollout. A run file is someone else's text: unless `trust_config`, its
+    config may set only the keys its env declares remote-safe, so it never names a module to
+    import or a path to open here."""
     import datagauntlet as dg
+    from datagauntlet.core.remote_config import UntrustedConfig, check_remote_config
 
     if run.kind == "calibrate":
         raise ValueError(f"{run.source}: calibration files hold no trajectories to re-score")
+    if not trust_config:
+        try:
+            check_remote_config(run.env, run.config, trust_hint=TRUST_HINT)
+        except ValueError as exc:  # an unknown env is named by make below
+            if isinstance(exc, UntrustedConfig):
+                raise ValueError(f"{run.name}: {exc}") from None
     try:
         env = dg.make(run.env, **run.config)
     except ValueError as exc:

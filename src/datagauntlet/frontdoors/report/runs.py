@@ -8,21 +8,29 @@ shape, so the viewer, `show` and `rescore` read one format.
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.user_files import FileRefused, json_lines, parse_json, read_text
+from datagauntlet.frontdoors.report.run_schema import (
+    Fields,
+    RunError,
+    calibration_row,
+    chat_message,
+    messages_of,
+    result_record,
+)
+
 RESULTS_FILE = "results.jsonl"
 SUMMARY_FILE = "summary.json"
 TRACES_FILE = "traces.jsonl"
+RUN_FILES = (RESULTS_FILE, SUMMARY_FILE, TRACES_FILE)  # what a run directory is read for
+# A run file is read whole; past this it is refused rather than read without end.
+MAX_RUN_FILE_BYTES = 256 << 20
 # Task attributes a report groups by, when a config or a task's data carries them.
 ATTRIBUTE_KEYS = ("tier", "family", "families", "profile", "split")
-
-
-class RunError(ValueError):
-    """A path that is not a run this package can read; the message says what was expected."""
+__all__ = ["Rollout", "Run", "RunError", "load_run", "load_runs", "runs_from_calibration"]
 
 
 @dataclass
@@ -34,6 +42,7 @@ class Rollout:
     seed: int | None = None
     split: str | None = None
     status: str = "ok"
+    ref: str | None = None  # a held-out task's ref, saved instead of its seed
     metrics: dict[str, Any] = field(default_factory=dict)
     stop: str | None = None
     turns: int | None = None
@@ -81,54 +90,50 @@ def _load_path(path: Path) -> list[Run]:
     if not path.exists():
         raise RunError(f"{path}: no such file or directory")
     if path.is_dir():
-        if (path / RESULTS_FILE).is_file():
+        if (path / RESULTS_FILE).exists():
             return [_load_eval(path)]
-        if (path / TRACES_FILE).is_file():
-            return [_load_traces(path / TRACES_FILE)]
+        if (path / TRACES_FILE).exists():
+            return [_load_traces(path / TRACES_FILE, _objects(path / TRACES_FILE))]
         raise RunError(
             f"{path}: not a run directory (expected {RESULTS_FILE} from `datagauntlet eval` "
             f"or {TRACES_FILE} from vf-eval)"
         )
     if path.name == RESULTS_FILE:
         return [_load_eval(path.parent)]
-    head = _first_object(path)
+    blocks = _objects(path)
+    head = blocks[0][1] if blocks and isinstance(blocks[0][1], dict) else None
     if head is not None and "traces" in head:
-        return [_load_traces(path)]
+        return [_load_traces(path, blocks)]
     if head is not None and "rows" in head:
-        return _load_calibrate(path)
+        return _load_calibrate(path, [b for _, b in blocks])
     raise RunError(
         f"{path}: not a run file (expected an eval directory, a `calibrate --json` file or a "
         "vf-eval traces.jsonl)"
     )
 
 
-def _json_lines(path: Path) -> Iterator[dict[str, Any]]:
-    """Objects of a JSONL file; a torn or foreign line is skipped, never fatal."""
-    with path.open(encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            line = line.strip()
-            if not line:
-                continue
-            try:
-                value = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(value, dict):
-                yield value
+def _read(path: Path) -> str:
+    return read_text(path, MAX_RUN_FILE_BYTES, "run file")
 
 
-def _first_object(path: Path) -> dict[str, Any] | None:
+def _objects(path: Path) -> list[tuple[int, Any]]:
+    """(line, value) of a file holding one JSON document (an array is its elements, all on line
+    1) or JSON lines; a torn last line (an interrupted write) is dropped."""
+    text = _read(path)
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
-    except OSError as exc:
-        raise RunError(f"{path}: cannot read: {exc.strerror}") from None
-    try:
-        value = json.loads(text)
-    except ValueError:
-        return next(_json_lines(path), None)
-    if isinstance(value, list):
-        return value[0] if value and isinstance(value[0], dict) else None
-    return value if isinstance(value, dict) else None
+        whole = parse_json(text, str(path))
+    except FileRefused as exc:
+        if "nested deeper" in str(exc):
+            raise
+        out: list[tuple[int, Any]] = []
+        try:
+            out.extend(json_lines(text, str(path), skip_torn=True))
+        except FileRefused as exc:
+            if out:
+                raise
+            raise RunError(f"{path}: not a run file, not even JSON ({exc})") from None
+        return out
+    return [(1, v) for v in whole] if isinstance(whole, list) else [(1, whole)]
 
 
 def _weights_of(env_id: str, components: dict[str, float]) -> dict[str, float]:
@@ -151,62 +156,57 @@ def attributes_of(config: dict[str, Any], data: dict[str, Any] | None = None) ->
 
 # --- datagauntlet eval ------------------------------------------------------------------------
 def _load_eval(directory: Path) -> Run:
-    records = list(_json_lines(directory / RESULTS_FILE))
-    latest: dict[tuple[str, int], dict[str, Any]] = {}
-    for r in records:
-        if "task_id" in r and "reward" in r:
-            latest[(str(r["task_id"]), int(r.get("rollout", 0)))] = r
+    path = directory / RESULTS_FILE
+    latest: dict[tuple[str, int], Fields] = {}
+    for n, obj in json_lines(_read(path), str(path), skip_torn=True):
+        r = Fields(result_record(obj, f"{path}:{n}"), f"{path}:{n}")
+        if r.has("task_id") and r.has("reward"):
+            latest[(str(r.label("task_id")), r.integer("rollout", 0) or 0)] = r
     if not latest:
-        raise RunError(f"{directory / RESULTS_FILE}: no rollout records in it")
+        raise RunError(f"{path}: no rollout records in it")
+    summary = Fields({}, str(directory / SUMMARY_FILE))
+    if (directory / SUMMARY_FILE).exists():
+        where = str(directory / SUMMARY_FILE)
+        summary = Fields(parse_json(_read(directory / SUMMARY_FILE), where), where)
     first = next(iter(latest.values()))
-    summary = {}
-    if (directory / SUMMARY_FILE).is_file():
-        try:
-            summary = json.loads((directory / SUMMARY_FILE).read_text(encoding="utf-8"))
-        except ValueError:
-            summary = {}
-    config = first.get("config") or {}
-    rollouts = []
-    for (_task, _n), r in sorted(latest.items()):
-        rollouts.append(
-            Rollout(
-                task_id=str(r["task_id"]),
-                rollout=int(r.get("rollout", 0)),
-                reward=float(r.get("reward") or 0.0),
-                components={k: float(v) for k, v in (r.get("components") or {}).items()},
-                seed=r.get("seed"),
-                split=r.get("split"),
-                status=str(r.get("status", "ok")),
-                metrics=dict(r.get("metrics") or {}),
-                stop=r.get("stop"),
-                turns=r.get("turns"),
-                error=r.get("error"),
-                messages=list(r.get("messages") or []),
-                attrs=attributes_of(config, r.get("task") or {"split": r.get("split")}),
-            )
-        )
-    env_id = str(first.get("env", "?"))
+    config = first.mapping("config")
+    rollouts = [_eval_rollout(r, config) for _, r in sorted(latest.items())]
+    env_id = first.text("env", "?") or "?"
     return Run(
         name=directory.name,
         source=str(directory),
         kind="eval",
         env=env_id,
         config=config,
-        model=str(first.get("model", "?")),
+        model=first.text("model", "?") or "?",
         weights=_weights_of(env_id, rollouts[0].components),
-        stamps=dict(first.get("versions") or summary.get("versions") or {}),
+        stamps=dict(first.mapping("versions") or summary.mapping("versions")),
         rollouts=rollouts,
     )
 
 
+def _eval_rollout(r: Fields, config: dict[str, Any]) -> Rollout:
+    split = r.label("split")
+    return Rollout(
+        task_id=str(r.label("task_id")),
+        rollout=r.integer("rollout", 0) or 0,
+        reward=r.number("reward", 0.0) or 0.0,
+        components=r.numbers("components"),
+        seed=r.integer("seed", None, minimum=-(1 << 63)),
+        ref=r.text("task_ref"),
+        split=split,
+        status=r.text("status", "ok") or "ok",
+        metrics=r.mapping("metrics"),
+        stop=r.text("stop"),
+        turns=r.integer("turns"),
+        error=r.text("error"),
+        messages=messages_of(r),
+        attrs=attributes_of(config, r.mapping("task") or {"split": split}),
+    )
+
+
 # --- calibrate --json ---------------------------------------------------------------------------
-def _load_calibrate(path: Path) -> list[Run]:
-    text = path.read_text(encoding="utf-8", errors="replace")
-    try:
-        value = json.loads(text)
-        blocks = value if isinstance(value, list) else [value]
-    except ValueError:
-        blocks = list(_json_lines(path))
+def _load_calibrate(path: Path, blocks: list[Any]) -> list[Run]:
     runs = runs_from_calibration(blocks, path.stem, str(path))
     if not runs:
         raise RunError(f"{path}: no calibration rows in it")
@@ -216,12 +216,12 @@ def _load_calibrate(path: Path) -> list[Run]:
 def runs_from_calibration(blocks: list[Any], name: str, source: str = "") -> list[Run]:
     """One run per env block of `calibrate --json` output."""
     runs = []
-    for block in blocks:
+    for i, block in enumerate(blocks):
         if not isinstance(block, dict) or "rows" not in block:
             continue
-        env_id = str(block.get("env", "?"))
-        rows = [r for r in block["rows"] if isinstance(r, dict)]
-        components = rows[0].get("components", {}) if rows else {}
+        b = Fields(block, f"{source or name}: block {i}")
+        rows = [calibration_row(r, f"{b.where}: rows[{n}]") for n, r in enumerate(b.items("rows"))]
+        env_id = b.text("env", "?") or "?"
         runs.append(
             Run(
                 name=f"{name}:{env_id}",
@@ -230,8 +230,8 @@ def runs_from_calibration(blocks: list[Any], name: str, source: str = "") -> lis
                 env=env_id,
                 config={},
                 model="calibration",
-                weights=_weights_of(env_id, components),
-                stamps=dict(block.get("versions") or {}),
+                weights=_weights_of(env_id, rows[0]["components"] if rows else {}),
+                stamps=dict(b.mapping("versions")),
                 rows=rows,
             )
         )
@@ -239,64 +239,61 @@ def runs_from_calibration(blocks: list[Any], name: str, source: str = "") -> lis
 
 
 # --- verifiers traces.jsonl ---------------------------------------------------------------------
-def _vf_message(node: dict[str, Any]) -> dict[str, Any] | None:
-    message = node.get("message")
-    if not isinstance(message, dict):
-        return None
-    out = {k: v for k, v in message.items() if k in ("role", "content", "tool_call_id")}
-    calls = []
-    for call in message.get("tool_calls") or []:
-        if not isinstance(call, dict):
-            continue
-        fn = call.get("function") if isinstance(call.get("function"), dict) else call
-        calls.append(
-            {
-                "id": call.get("id"),
-                "type": "function",
-                "function": {"name": fn.get("name"), "arguments": fn.get("arguments", "")},
-            }
-        )
-    if calls:
-        out["tool_calls"] = calls
+def _vf_messages(trace: Fields) -> list[dict[str, Any]]:
+    """The chat messages of a trace's nodes (a node without a message is not one)."""
+    out = []
+    for i, node in enumerate(trace.items("nodes")):
+        where = f"{trace.where}: nodes[{i}]"
+        message = Fields(node, where).obj.get("message")
+        if message is not None:
+            out.append(chat_message(message, f"{where}.message"))
     return out
 
 
-def _load_traces(path: Path) -> Run:
+def _vf_rewards(trace: Fields) -> tuple[dict[str, float], dict[str, float]]:
+    components, weights = {}, {}
+    for key, value in trace.mapping("rewards").items():
+        r = Fields(value, f"{trace.where}: rewards.{key}")
+        components[key] = r.number("score", 0.0) or 0.0
+        weights[key] = r.number("weight", 0.0) or 0.0
+    return components, weights
+
+
+def _load_traces(path: Path, blocks: list[tuple[int, Any]]) -> Run:
     rollouts: list[Rollout] = []
     env_id, model, config = "?", "?", {}
     weights: dict[str, float] = {}
     counts: dict[str, int] = {}
-    for episode in _json_lines(path):
-        for trace in episode.get("traces") or []:
-            if not isinstance(trace, dict):
-                continue
-            data = (trace.get("task") or {}).get("data") or {}
-            env_id = str(data.get("env_id") or (episode.get("env") or {}).get("id") or env_id)
-            config = dict(data.get("env_config") or config)
-            model = str(((trace.get("agent") or {}).get("config") or {}).get("model") or model)
-            rewards = trace.get("rewards") or {}
-            components = {k: float(r.get("score", 0.0)) for k, r in rewards.items()}
-            weights = {k: float(r.get("weight", 0.0)) for k, r in rewards.items()}
-            task_id = str(data.get("id", f"task-{len(rollouts)}"))
+    for line, obj in blocks:
+        episode = Fields(obj, f"{path}:{line}")
+        for i, raw in enumerate(episode.items("traces")):
+            trace = Fields(raw, f"{episode.where}: traces[{i}]")
+            data = trace.fields("task").fields("data")
+            env_id = data.text("env_id") or episode.fields("env").text("id") or env_id
+            config = dict(data.mapping("env_config") or config)
+            model = trace.fields("agent").fields("config").text("model") or model
+            components, weights = _vf_rewards(trace)
+            task_id = data.label("id") or f"task-{len(rollouts)}"
             n = counts.get(task_id, 0)
             counts[task_id] = n + 1
-            messages = [m for m in map(_vf_message, trace.get("nodes") or []) if m]
-            errors = trace.get("errors") or []
+            messages = _vf_messages(trace)
+            errors = trace.items("errors")
             rollouts.append(
                 Rollout(
                     task_id=task_id,
                     rollout=n,
                     reward=round(sum(components[k] * weights[k] for k in components), 6),
                     components=components,
-                    seed=data.get("seed"),
-                    split=data.get("split"),
-                    status="ok" if trace.get("ok", True) and not errors else "failed",
-                    metrics=dict(trace.get("metrics") or {}),
-                    stop=trace.get("stop_condition"),
+                    seed=data.integer("seed", None, minimum=-(1 << 63)),
+                    ref=data.text("ref"),
+                    split=data.label("split"),
+                    status="ok" if trace.flag("ok", True) and not errors else "failed",
+                    metrics=trace.mapping("metrics"),
+                    stop=trace.text("stop_condition"),
                     turns=sum(1 for m in messages if m.get("role") == "assistant"),
                     error="; ".join(str(e) for e in errors)[:2000] or None,
                     messages=messages,
-                    attrs=attributes_of(config, data),
+                    attrs=attributes_of(config, data.obj),
                 )
             )
     if not rollouts:

@@ -24,6 +24,11 @@ def _pretty(arguments: Any) -> str:
         return str(arguments)
 
 
+def _task_key(r: Any) -> str:
+    """A public task's seed, or the ref a held-out task's run saved instead."""
+    return f"seed {r.seed}" if r.seed is not None else f"ref {r.ref}"
+
+
 def show(run: Run, index: int, full: bool = False) -> None:
     from rich.console import Console
     from rich.markup import escape
@@ -39,7 +44,7 @@ def show(run: Run, index: int, full: bool = False) -> None:
     head = Table.grid(padding=(0, 2))
     for key, value in (
         ("run", f"{run.name} ({run.kind}, {run.env}, model {run.model})"),
-        ("task", f"{r.task_id} rollout {r.rollout} (seed {r.seed}, split {r.split})"),
+        ("task", f"{r.task_id} rollout {r.rollout} ({_task_key(r)}, split {r.split})"),
         ("reward", f"{r.reward:.4f}"),
         ("status", r.status + (f": {r.error}" if r.error else "")),
         ("stop", str(r.stop)),

@@ -31,6 +31,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from datagauntlet.frontdoors.origin_guard import Guard, asgi_refusal, refuse_asgi
 from datagauntlet.frontdoors.server import ws
 from datagauntlet.frontdoors.server.forward import Peers, send_json
 from datagauntlet.frontdoors.server.protocol import (
@@ -45,7 +46,6 @@ from datagauntlet.frontdoors.server.replies import read_body
 from datagauntlet.frontdoors.server.sessions import LimitReached, SessionStore, UnknownSession
 
 logger = logging.getLogger("datagauntlet.server")
-LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "::1"]
 
 
 def _error(status: int, message: str) -> Any:
@@ -57,7 +57,10 @@ def _step_reply(session: Any, step: Any) -> dict[str, Any]:
 
 
 def build_app(
-    store: SessionStore, allowed_hosts: list[str] | None = None, peers: Peers | None = None
+    store: SessionStore,
+    allowed_hosts: list[str] | None = None,
+    peers: Peers | None = None,
+    allowed_origins: list[str] | None = None,
 ) -> Any:
     from starlette.applications import Starlette
     from starlette.exceptions import HTTPException
@@ -85,6 +88,7 @@ def build_app(
                 "sessions": tally.total("open"),
                 "created": tally.total("created"),
                 "reaped": tally.total("reaped"),
+                "world_bytes": tally.total("world_bytes"),
                 "limits": limits.as_dict(),
                 "worker": tally.index,
                 "workers": workers,
@@ -202,7 +206,7 @@ def build_app(
         Route("/sessions/{sid}/call", call, methods=["POST"]),
         Route("/sessions/{sid}/answer", answer, methods=["POST"]),
         Route("/sessions/{sid}/score", score, methods=["GET"]),
-        Route("/sessions/{sid}/mcp", mcp_mount.MCPEndpoint(store, allowed_hosts), methods=methods),
+        Route("/sessions/{sid}/mcp", mcp_mount.MCPEndpoint(store), methods=methods),
         *openenv_api.routes(store),
     ]
     app = Starlette(
@@ -210,43 +214,35 @@ def build_app(
         exception_handlers={HTTPException: not_found, BadRequest: bad_request, Exception: crashed},
         lifespan=lifespan,
     )
-    return Front(app, store, [*LOOPBACK_HOSTS, *(allowed_hosts or [])], peers)
+    return Front(app, store, Guard(allowed_hosts or (), allowed_origins or ()), peers)
 
 
 class Front:
-    """The outermost ASGI layer: the Host check (a JSON 400 over HTTP; a refused handshake, 403,
-    over WebSocket), then a request for another worker's session passed to it (forward.py),
-    then WebSocket stepping on raw ASGI (ws.py), then the framework for everything else."""
+    """The outermost ASGI layer: the origin guard (origin_guard.py: Host, Origin and
+    Content-Type, a JSON 403/415 over HTTP, a refused handshake over WebSocket; a request a
+    worker passes on was checked where it arrived), then a request for another worker's session
+    passed to it (forward.py), then WebSocket stepping on raw ASGI (ws.py), then the framework
+    for everything else."""
 
     def __init__(
-        self, app: Any, store: SessionStore, hosts: list[str], peers: Peers | None = None
+        self, app: Any, store: SessionStore, guard: Guard, peers: Peers | None = None
     ) -> None:
         self.app = app
         self.store = store
+        self.guard = guard
         self.peers = peers
-        self.hosts = {h.lower() for h in hosts if not h.startswith("*.")}
-        self.suffixes = tuple(h[1:].lower() for h in hosts if h.startswith("*."))
-
-    def host_allowed(self, scope: dict[str, Any]) -> bool:
-        host = next((v for k, v in scope["headers"] if k == b"host"), None)
-        if host is None:
-            return False
-        name = host.decode("latin-1").lower()
-        if name.startswith("["):
-            name = name[: name.find("]") + 1]
-        elif name.count(":") == 1:
-            name = name.partition(":")[0]
-        return name in self.hosts or (bool(self.suffixes) and name.endswith(self.suffixes))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         kind = scope["type"]
-        if kind == "websocket":
-            if not self.host_allowed(scope):
-                await receive()
-                await send({"type": "websocket.close", "code": 1008})
+        peers = self.peers
+        hop = peers is not None and kind != "lifespan" and peers.is_hop(scope)
+        if not hop:
+            refused = asgi_refusal(self.guard, scope)
+            if refused is not None:
+                await refuse_asgi(scope, receive, send, refused)
                 return
-            peers = self.peers
-            if peers is not None and not peers.is_hop(scope):
+        if kind == "websocket":
+            if peers is not None and not hop:
                 owner = peers.route(scope)
                 if owner is not None:
                     self.store.tally.passed_on()
@@ -256,15 +252,6 @@ class Front:
             if path == "/ws" or ws.session_id_of(path) is not None:
                 await ws.serve(scope, receive, send, self.store)
                 return
-        elif kind == "http" and not self.host_allowed(scope):
-            host = next((v for k, v in scope["headers"] if k == b"host"), b"").decode("latin-1")
-            await send_json(
-                send,
-                400,
-                f"Host header {host[:100]!r} is not allowed: the server answers loopback names "
-                "only (start it with --allow-host NAME to add one)",
-            )
-            return
         if kind == "http" and await self._passed_on(scope, receive, send):
             return
         await self.app(scope, receive, send)

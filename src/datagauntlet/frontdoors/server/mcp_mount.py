@@ -2,7 +2,8 @@
 
 The MCP server of a session is the one the `mcp` door builds for its single episode, so both
 answer alike; it is made the first time a client reaches it and stopped when the session
-closes. Only loopback Host and Origin headers are accepted unless the server widens them.
+closes. The server's front has checked Host, Origin and Content-Type (origin_guard.py)
+before a request gets here, so the SDK's own copy of that check is off.
 """
 
 from __future__ import annotations
@@ -20,27 +21,15 @@ EXTRA = "mcp"
 class SessionMCP:
     """A session's MCP server and its session manager's task group, run in the background."""
 
-    def __init__(self, session: Session, allowed_hosts: list[str] | None) -> None:
+    def __init__(self, session: Session) -> None:
         from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
-        from mcp.server.transport_security import TransportSecuritySettings
 
-        from datagauntlet.frontdoors.mcp_server import EpisodeTools, build_server
+        from datagauntlet.frontdoors.mcp_server import EpisodeTools, build_server, unguarded
 
         self.tools = EpisodeTools(session.live)
         server = build_server(self.tools, f"datagauntlet-{session.env.id}")
-        extra = list(allowed_hosts or [])
-        security = TransportSecuritySettings(
-            enable_dns_rebinding_protection=True,
-            allowed_hosts=["127.0.0.1:*", "localhost:*", "[::1]:*", *extra],
-            allowed_origins=[
-                "http://127.0.0.1:*",
-                "http://localhost:*",
-                "http://[::1]:*",
-                *(f"http://{h}" for h in extra),
-            ],
-        )
         self.manager = StreamableHTTPSessionManager(
-            app=server._lowlevel_server, json_response=True, security_settings=security
+            app=server._lowlevel_server, json_response=True, security_settings=unguarded()
         )
         self._ready = asyncio.Event()
         self._stop = asyncio.Event()
@@ -64,9 +53,8 @@ class SessionMCP:
 class MCPEndpoint:
     """An ASGI app routing `/sessions/{sid}/mcp` to that session's MCP server."""
 
-    def __init__(self, store: SessionStore, allowed_hosts: list[str] | None = None) -> None:
+    def __init__(self, store: SessionStore) -> None:
         self.store = store
-        self.allowed_hosts = allowed_hosts
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         sid = scope.get("path_params", {}).get("sid", "")
@@ -77,7 +65,7 @@ class MCPEndpoint:
             return
         mcp = session.extras.get(EXTRA)
         if mcp is None:
-            mcp = session.extras[EXTRA] = SessionMCP(session, self.allowed_hosts)
+            mcp = session.extras[EXTRA] = SessionMCP(session)
         await mcp.handle(scope, receive, send)
 
 

@@ -194,17 +194,15 @@ def routes(store: SessionStore) -> list[Any]:
             },
             "a step",
         )
-        sid = body.get("episode_id") or (body.get("action") or {}).get("metadata", {}).get(
-            "episode_id"
-        )
+        action = dict(object_with(body.get("action") or {}, ACTION_FIELDS, "an action"))
+        meta = object_with(action.pop("metadata", None) or {}, {"episode_id": (str,)}, "metadata")
+        sid = body.get("episode_id") or meta.get("episode_id")
         if not sid:
             raise BadRequest(400, "HTTP step needs episode_id (from reset); or use /ws")
         try:
             session = store.get(sid)
         except UnknownSession:
             raise BadRequest(404, "no such episode_id") from None
-        action = dict(body.get("action") or {})
-        action.pop("metadata", None)
         return _json(await _step(session, action))
 
     async def ws(websocket: Any) -> None:
@@ -241,9 +239,14 @@ async def openenv_ws(store: SessionStore, websocket: Any) -> None:
         return
     try:
         while True:
-            raw = await websocket.receive_text()
+            message = await websocket.receive()
+            if message["type"] != "websocket.receive":
+                break  # websocket.disconnect
+            # A text frame or a binary one holding the same UTF-8 JSON, as on the session routes.
+            text = message.get("text")
+            raw = text.encode() if text is not None else message.get("bytes") or b""
             try:
-                msg = parse_json(raw.encode(), store.limits.max_message_bytes)
+                msg = parse_json(raw, store.limits.max_message_bytes)
                 if not isinstance(msg, dict):
                     raise BadRequest(400, "a message is an object with a type")
                 kind = msg.get("type")

@@ -58,19 +58,21 @@ def serve(
     allowed_hosts: list[str],
     announce: Callable[[str], None] | None = None,
     workers: int = 1,
+    allowed_origins: list[str] | None = None,
 ) -> int:
     need_uvicorn()
+    origins = list(allowed_origins or [])
     if workers > 1:
         from datagauntlet.frontdoors.server.workers import Supervisor
 
-        return Supervisor(host, port, limits, allowed_hosts, workers).run(
+        return Supervisor(host, port, limits, allowed_hosts, workers, origins).run(
             announce or announce_default
         )
     from datagauntlet.frontdoors.server.app import build_app
 
     sock = bind(host, port)
     store = SessionStore(limits)
-    server = uvicorn_server(build_app(store, allowed_hosts), limits)
+    server = uvicorn_server(build_app(store, allowed_hosts, None, origins), limits)
     heap.settle(store)
     (announce or announce_default)(f"http://{host}:{sock.getsockname()[1]}")
     server.run(sockets=[sock])  # run() sets up uvloop where installed

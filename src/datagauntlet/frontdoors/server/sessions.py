@@ -3,8 +3,9 @@
 A session is one episode of one env (config, split, task), played through the same
 live-episode helper as every other door, so its calls run in order on its own thread and its
 score is fixed by the step that ended it. Limits are hard: past `max_sessions` a new session is
-refused with a message naming the limit, and a session unused for `idle_seconds` is closed and
-forgotten (its id then answers 404, like any unknown id).
+refused with a message naming the limit, as is one whose world (`Environment.world_bytes`)
+would take the worlds held past `max_world_bytes`; a session unused for `idle_seconds` is
+closed and forgotten (its id then answers 404, like any unknown id), its bytes given back.
 
 A server of several worker processes has one store per worker. A session id names the worker
 that holds it (`"{worker}.{token}"`), and the session limit is counted across all of them in
@@ -15,14 +16,37 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import secrets
 import time
 from dataclasses import dataclass, field
 from typing import Any
 
 from datagauntlet.core.env import Environment
+from datagauntlet.core.remote_config import check_remote_config
 from datagauntlet.frontdoors.live import LiveEpisode, Step
 from datagauntlet.frontdoors.server.tally import Tally
+
+MIB = 1024 * 1024
+
+
+def memory_of_this_machine() -> int:
+    """The bytes this process may use: physical memory, or its cgroup's limit when lower."""
+    total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    try:
+        with open("/sys/fs/cgroup/memory.max") as f:
+            text = f.read(64).strip()
+        if text.isdigit():
+            total = min(total, int(text))
+    except OSError:
+        pass
+    return total
+
+
+def default_world_budget() -> int:
+    """Half of this machine's memory: the worlds of open sessions never take the other half
+    (the server's own heap, the episodes' threads, graders and sandboxed scripts need it)."""
+    return max(64 * MIB, memory_of_this_machine() // 2)
 
 
 @dataclass(frozen=True)
@@ -31,6 +55,10 @@ class Limits:
     idle_seconds: float = 600.0
     max_body_bytes: int = 8 * 1024 * 1024
     max_message_bytes: int = 8 * 1024 * 1024  # one WebSocket message
+    max_world_bytes: int = field(default_factory=default_world_budget)  # every worker's worlds
+    # Accept every config key from clients, module and path keys included (the operator's
+    # `--trust-client-config`); otherwise only the keys each env declares remote-safe.
+    trust_client_config: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -38,7 +66,12 @@ class Limits:
             "idle_seconds": self.idle_seconds,
             "max_body_bytes": self.max_body_bytes,
             "max_message_bytes": self.max_message_bytes,
+            "max_world_bytes": self.max_world_bytes,
+            "trust_client_config": self.trust_client_config,
         }
+
+
+TRUST_HINT = "a server started with --trust-client-config accepts every key"
 
 
 class LimitReached(Exception):
@@ -59,6 +92,7 @@ class Session:
     created: float
     last_used: float
     calls: int = 0
+    world_bytes: int = 0  # held against the server's budget until the session is closed
     final: dict[str, Any] | None = None
     extras: dict[str, Any] = field(default_factory=dict)  # per-door state (an MCP app, ...)
 
@@ -133,6 +167,8 @@ class SessionStore:
         key = (env_id, json.dumps(config, sort_keys=True, default=str))
         env = self._envs.get(key)
         if env is None:
+            if not self.limits.trust_client_config:  # before anything is imported or opened
+                check_remote_config(env_id, config, trust_hint=TRUST_HINT)
             env = dg.make(env_id, **config)  # ValueError names an unknown env or bad config
             if len(self._envs) < 256:  # configs are few; an endless variety is not cached
                 self._envs[key] = env
@@ -145,24 +181,49 @@ class SessionStore:
             raise ValueError(f"task must be >= 0, got {task_index}")
         env = self.env(env_id, config)
         task = env.make_task(split, task_index)  # ValueError names a bad split
+        need = self._world_bytes(env)
         if not self.tally.hold(self.limits.max_sessions):  # counted across every worker
             raise LimitReached(
                 f"session limit reached: {self.limits.max_sessions} open sessions; close one "
                 "(DELETE /sessions/ID) or wait for idle ones to be reaped "
                 f"after {self.limits.idle_seconds:g} s"
             )
+        used = self.tally.hold_bytes(need, self.limits.max_world_bytes)
+        if used is not None:
+            self.tally.release()
+            raise LimitReached(
+                f"memory budget reached: open sessions' worlds hold {used / MIB:,.1f} MiB of "
+                f"{self.limits.max_world_bytes / MIB:,.1f} MiB (--max-world-bytes) and this "
+                f"{env_id} world needs {need / MIB:,.1f} MiB; close a session (DELETE "
+                f"/sessions/ID) or wait for idle ones to be reaped after "
+                f"{self.limits.idle_seconds:g} s"
+            )
         try:
             live = await LiveEpisode.open(env, task, inline=env.registration.fast_steps)
         except BaseException:
-            self.tally.release()
+            self._give_back(need)
             raise
         now = time.monotonic()
         sid = f"{self.tally.index}.{secrets.token_urlsafe(18)}"
-        session = Session(sid, env, live, split, task_index, now, now)
+        session = Session(sid, env, live, split, task_index, now, now, world_bytes=need)
         self._sessions[session.id] = session
         self.created += 1
         self._publish()
         return session
+
+    def _world_bytes(self, env: Environment) -> int:
+        need = env.world_bytes()
+        budget = self.limits.max_world_bytes
+        if need > budget:  # could never fit: not worth a retry
+            raise ValueError(
+                f"a {env.id} world of this config needs {need / MIB:,.1f} MiB, more than the "
+                f"server's whole budget of {budget / MIB:,.1f} MiB (--max-world-bytes)"
+            )
+        return need
+
+    def _give_back(self, world_bytes: int, sessions: int = 1) -> None:
+        self.tally.release(sessions)
+        self.tally.release_bytes(world_bytes)
 
     def get(self, session_id: str) -> Session:
         session = self._sessions.get(session_id)
@@ -181,7 +242,7 @@ class SessionStore:
         try:
             await _close(session)
         finally:
-            self.tally.release()
+            self._give_back(session.world_bytes)
             self._publish()
         return session
 
@@ -195,7 +256,7 @@ class SessionStore:
             try:
                 await _close(s)
             finally:
-                self.tally.release()
+                self._give_back(s.world_bytes)
                 self._publish()
         return len(idle)
 
@@ -204,7 +265,7 @@ class SessionStore:
         try:
             await asyncio.gather(*(_close(s) for s in sessions))
         finally:
-            self.tally.release(len(sessions))
+            self._give_back(sum(s.world_bytes for s in sessions), len(sessions))
             self._publish()
 
 

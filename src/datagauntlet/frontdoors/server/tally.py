@@ -1,5 +1,5 @@
-"""The counts every worker of one server shares: sessions held against the limit, open, made,
-reaped, and each worker's pid and state.
+"""The counts every worker of one server shares: sessions held against the limit, world bytes
+held against the memory budget, open, made, reaped, and each worker's pid and state.
 
 One row of int64 slots per worker in a memory-mapped file (the supervisor's private run
 directory), so `GET /health` on any worker reads the whole server without asking the others.
@@ -19,8 +19,10 @@ import os
 from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
-FIELDS = ("held", "open", "created", "reaped", "pid", "ready", "restarts", "passed_on")
-_HELD, _OPEN, _CREATED, _REAPED, _PID, _READY, _RESTARTS, _PASSED = range(len(FIELDS))
+FIELDS = (
+    "held", "open", "created", "reaped", "pid", "ready", "restarts", "passed_on", "world_bytes",
+)  # fmt: skip
+_HELD, _OPEN, _CREATED, _REAPED, _PID, _READY, _RESTARTS, _PASSED, _BYTES = range(len(FIELDS))
 _WIDTH = len(FIELDS)
 
 
@@ -91,6 +93,20 @@ class Tally:
         with self._lock():
             self._set(self.index, _HELD, max(0, self._get(self.index, _HELD) - n))
 
+    def hold_bytes(self, n: int, budget: int) -> int | None:
+        """Take `n` bytes of the world budget; None when taken, else the bytes every worker
+        holds already (the budget would be exceeded)."""
+        with self._lock():
+            used = sum(self._get(w, _BYTES) for w in range(self.workers))
+            if used + n > budget:
+                return used
+            self._set(self.index, _BYTES, self._get(self.index, _BYTES) + n)
+            return None
+
+    def release_bytes(self, n: int) -> None:
+        with self._lock():
+            self._set(self.index, _BYTES, max(0, self._get(self.index, _BYTES) - n))
+
     def publish(self, open_now: int, created: int, reaped: int) -> None:
         self._set(self.index, _OPEN, open_now)
         self._set(self.index, _CREATED, created)
@@ -112,6 +128,7 @@ class Tally:
     def started(self, worker: int, pid: int, restarts: int) -> None:
         with self._lock():
             self._set(worker, _HELD, 0)
+            self._set(worker, _BYTES, 0)
             self._set(worker, _OPEN, 0)
             self._set(worker, _READY, 0)
             self._set(worker, _PID, pid)
@@ -122,6 +139,7 @@ class Tally:
         with self._lock():
             lost = self._get(worker, _OPEN)
             self._set(worker, _HELD, 0)
+            self._set(worker, _BYTES, 0)
             self._set(worker, _OPEN, 0)
             self._set(worker, _READY, 0)
             return lost
@@ -141,6 +159,7 @@ class Tally:
                 "pid": self._get(w, _PID),
                 "ready": bool(self._get(w, _READY)),
                 "sessions": self._get(w, _OPEN),
+                "world_bytes": self._get(w, _BYTES),
                 "created": self._get(w, _CREATED),
                 "restarts": self._get(w, _RESTARTS),
                 "passed_on": self._get(w, _PASSED),

@@ -54,7 +54,7 @@ def main() -> int:
     tally = Tally.attach(settings["tally"], settings["workers"], index)
     peers = Peers(index, settings["paths"], settings["secret"], limits.max_body_bytes)
     store = SessionStore(limits, tally)
-    app = build_app(store, settings["allowed_hosts"], peers)
+    app = build_app(store, settings["allowed_hosts"], peers, settings["allowed_origins"])
     public = socket.socket(fileno=settings["public_fd"])
     private = socket.socket(fileno=settings["private_fd"])
     if _stopping:

@@ -83,12 +83,19 @@ class Worker:
 
 class Supervisor:
     def __init__(
-        self, host: str, port: int, limits: Limits, allowed_hosts: list[str], workers: int
+        self,
+        host: str,
+        port: int,
+        limits: Limits,
+        allowed_hosts: list[str],
+        workers: int,
+        allowed_origins: list[str] | None = None,
     ) -> None:
         if not 1 <= workers <= MAX_WORKERS:
             raise ValueError(f"--workers must be 1-{MAX_WORKERS}, got {workers}")
         self.host, self.port, self.limits = host, port, limits
         self.allowed_hosts = allowed_hosts
+        self.allowed_origins = list(allowed_origins or [])
         self.count = workers
         self.secret = secrets.token_urlsafe(24)
         self._stop_signal: int | None = None
@@ -135,6 +142,7 @@ class Supervisor:
             "secret": self.secret,
             "limits": self.limits.as_dict(),
             "allowed_hosts": self.allowed_hosts,
+            "allowed_origins": self.allowed_origins,
         }
         assert w.proc.stdin is not None
         w.proc.stdin.write(json.dumps(settings).encode() + b"\n")

@@ -1,11 +1,11 @@
 """A saved rollout's score, rebuilt from what verifiers saves (for `vf-replay`).
 
 verifiers writes no `State` to traces.jsonl, so a replayed trace carries no score. It does
-keep the task data (env, config, seed) and every assistant message with its tool calls'
-arguments exactly as the model wrote them. A fresh world from the seed, those calls replayed
-in order through `Episode.call`, and the final answer read as at every door, give the world
-the rollout left, and so its score: worlds are deterministic in their seed and in the calls
-they receive.
+keep the task data (env, config, a public task's seed or a held-out task's ref) and every
+assistant message with its tool calls' arguments exactly as the model wrote them. A fresh
+world of that task, those calls replayed in order through `Episode.call`, and the final
+answer read as at every door, give the world the rollout left, and so its score: worlds are
+deterministic in their seed and in the calls they receive.
 """
 
 from __future__ import annotations

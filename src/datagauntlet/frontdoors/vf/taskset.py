@@ -77,7 +77,10 @@ class WorldState(vf.State):
 class EpisodeData(vf.TaskData):
     env_id: str
     env_config: dict[str, Any]
-    seed: int
+    # a public task's seed; a held-out task has its ref instead (its seed never leaves the
+    # process: the task is rebuilt from split and index where the secret is)
+    seed: int | None = None
+    ref: str | None = None
     split: str
     index: int
     # the env's labels of the task (never its answer)
@@ -124,7 +127,12 @@ class EpisodeTask(vf.Task[EpisodeData, WorldState, vf.TaskConfig]):
 
     def dg_task(self) -> DgTask:
         d = self.data
-        return DgTask(str(d.id), d.seed, d.split, d.index)
+        if d.seed is not None:
+            return DgTask(str(d.id), d.seed, d.split, d.index, canary=self.environment().canary)
+        task = self.environment().make_task(d.split, d.index)
+        if task.ref != d.ref:
+            raise ValueError(f"task {d.id}: this process derives another task ref (another secret)")
+        return task
 
     async def setup(self, trace: Trace, runtime: Any) -> None:
         check_local(runtime)
@@ -232,7 +240,8 @@ def _config_fields(env_cls: type[Environment]) -> dict[str, Any]:
         if f.name in RESERVED:
             raise ValueError(f"{env_cls.id}: config field {f.name!r} clashes with verifiers")
         fields[f.name] = (hints[f.name], getattr(defaults, f.name))
-    fields["split"] = (Literal["train", "eval", "test"], "eval")
+    # held-out splits too: their rows carry a ref, never a seed (rebuilt where the secret is)
+    fields["split"] = (Literal["train", "eval", "test", "private", "private-train"], "eval")
     fields["num_tasks"] = (int, Field(env_cls.default_task_count, ge=1))
     return fields
 
@@ -263,8 +272,9 @@ def taskset_for(env_id: str) -> type[vf.Taskset]:
             info = env.task_info(t)  # prompts and labels, without building the world
             data = EpisodeData(
                 id=t.id, name=f"{env_id} {t.id}", prompt=info.prompt,
-                system_prompt=info.system_prompt, env_id=env_id, env_config=config, seed=t.seed,
-                split=t.split, index=t.index, metadata=info.metadata, versions=versions,
+                system_prompt=info.system_prompt, env_id=env_id, env_config=config,
+                seed=None if t.held_out else t.seed, ref=t.ref, split=t.split, index=t.index,
+                metadata=info.metadata, versions=versions,
             )  # fmt: skip
             yield task_cls(data, self.config.task)
 

@@ -18,6 +18,7 @@ import threading
 from typing import Any
 
 from datagauntlet.frontdoors.mcp_server import mcp_tools, meta_of, raw_arguments, tool_result
+from datagauntlet.frontdoors.origin_guard import Guard, GuardedApp
 from datagauntlet.frontdoors.vf.worlds import WORLDS, WorldEntry, WorldRegistry
 
 _world_key: contextvars.ContextVar[str | None] = contextvars.ContextVar("dg_world", default=None)
@@ -75,7 +76,8 @@ def world_tools(world: WorldEntry | None) -> list[Any]:
 
 def build_app(registry: WorldRegistry) -> Any:
     from mcp.server.mcpserver import MCPServer
-    from mcp.server.transport_security import TransportSecuritySettings
+
+    from datagauntlet.frontdoors.mcp_server import unguarded
 
     class WorldsServer(MCPServer):  # type: ignore[misc]
         async def list_tools(self) -> list[Any]:
@@ -91,7 +93,7 @@ def build_app(registry: WorldRegistry) -> Any:
     inner = server.streamable_http_app(
         json_response=True,
         stateless_http=True,
-        transport_security=TransportSecuritySettings(enable_dns_rebinding_protection=False),
+        transport_security=unguarded(),  # the shared guard wraps the app (ToolServer)
     )
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -132,7 +134,9 @@ class ToolServer:
         sock.bind((host, 0))
         self._sock = sock
         self.base = f"http://{host}:{sock.getsockname()[1]}"
-        config = uvicorn.Config(build_app(registry), log_level="warning", lifespan="on")
+        # A world's key is a secret in its URL; the guard also keeps pages out (origin_guard.py).
+        app = GuardedApp(build_app(registry), Guard())
+        config = uvicorn.Config(app, log_level="warning", lifespan="on")
         self._server = uvicorn.Server(config)
         self._thread = threading.Thread(target=self._run, name="datagauntlet-tools", daemon=True)
         self._thread.start()

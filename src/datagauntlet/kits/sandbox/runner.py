@@ -18,15 +18,17 @@ import time
 from collections.abc import Iterable
 from pathlib import Path
 
+from datagauntlet.core.user_files import read_bytes
 from datagauntlet.kits.sandbox.limits import EXPLORE, Limits
 from datagauntlet.kits.sandbox.result import SandboxResult, Violation
 from datagauntlet.kits.sandbox.runtime import Runtime, runtime
 from datagauntlet.kits.sandbox.walls import WALLS, WallsUnavailable, check_names
-from datagauntlet.kits.sandbox.workspace import hand_over
+from datagauntlet.kits.sandbox.workspace import give_back, hand_over
 
 READ_ROOTS = ("/usr/share/zoneinfo",)  # public data a stdlib script may read (zoneinfo)
 READ_FILES = ("/dev/urandom",)
 REFUSED_EXIT = 125
+MAX_SCRIPT_BYTES = 16 << 20  # a script given by path: a regular file, at most this large
 _CHUNK = 1 << 16
 
 
@@ -48,6 +50,10 @@ def run_script(
     if set(require) - set(walls):
         missing = sorted(set(require) - set(walls))  # sorted: the same message every run
         raise ValueError(f"required walls not requested: {', '.join(missing)}")
+    if not walls:
+        raise ValueError("no sandbox wall requested; name at least one of " + ", ".join(WALLS))
+    if not os.fspath(workspace):
+        raise ValueError("the sandbox workspace path is empty")
     ws = Path(os.path.realpath(workspace))
     if not ws.is_dir():
         raise ValueError(f"sandbox workspace is not a directory: {workspace}")
@@ -55,8 +61,29 @@ def run_script(
     rt = runtime()
     dropping = "process" in walls and os.geteuid() == 0
     uid = gid = _run_uid() if dropping else os.geteuid()
-    if dropping:
-        hand_over(ws, uid, gid)
+    owners = hand_over(ws, uid, gid) if dropping else {}
+    try:
+        return _spawn(rt, ws, source, name, walls, require, limits, uid, gid, dropping)
+    except BaseException:
+        if dropping:  # interrupted while supervising: none of the run's processes outlive it
+            _kill_uid(uid)
+        raise
+    finally:
+        give_back(ws, owners, uid)  # also when the run was killed or this process interrupted
+
+
+def _spawn(
+    rt: Runtime,
+    ws: Path,
+    source: bytes,
+    name: str,
+    walls: tuple[str, ...],
+    require: tuple[str, ...],
+    limits: Limits,
+    uid: int,
+    gid: int,
+    dropping: bool,
+) -> SandboxResult:
     report_r, report_w = os.pipe()
     cfg = _child_config(rt, ws, walls, require, limits, uid, gid, report_w, name)
     if "process" in walls:
@@ -95,10 +122,7 @@ def run_script(
 def _source(code: str | bytes | os.PathLike[str], ws: Path, filename: str | None):
     if isinstance(code, os.PathLike):
         path = Path(code)
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            raise ValueError(f"cannot read script {path}: {exc.strerror or exc}") from None
+        data = read_bytes(path, MAX_SCRIPT_BYTES, "script")
         if filename is None:
             real = Path(os.path.realpath(path))
             inside = real.is_relative_to(ws)

@@ -47,15 +47,21 @@ def _copy_tree(src: Path, dst: Path) -> None:
         # sockets, fifos and devices are not carried over
 
 
-def hand_over(workspace: Path, uid: int, gid: int) -> None:
-    """Make `workspace` the run user's own, without following links out of it.
+Owners = dict[str, tuple[int, int, int]]  # path -> (uid, gid, mode) before the hand-over
+
+
+def hand_over(workspace: Path, uid: int, gid: int) -> Owners:
+    """Make `workspace` the run user's own, without following links out of it; returns what
+    `give_back` needs to restore every owner afterwards.
 
     Files with more than one name are left as they are: a hard link planted from outside
     must not turn the outside file over to the sandbox.
     """
     if os.geteuid() != 0:
-        return
+        return {}
     _check_reachable(workspace)
+    top = os.lstat(workspace)
+    owners: Owners = {str(workspace): (top.st_uid, top.st_gid, stat.S_IMODE(top.st_mode))}
     os.chown(workspace, uid, gid)
     os.chmod(workspace, 0o700)
     for dirpath, dirnames, filenames in os.walk(workspace):
@@ -65,7 +71,29 @@ def hand_over(workspace: Path, uid: int, gid: int) -> None:
             if stat.S_ISREG(st.st_mode) and st.st_nlink > 1:
                 continue
             if stat.S_ISLNK(st.st_mode) or stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+                owners[path] = (st.st_uid, st.st_gid, stat.S_IMODE(st.st_mode))
                 os.chown(path, uid, gid, follow_symlinks=False)
+    return owners
+
+
+def give_back(workspace: Path, owners: Owners, run_uid: int) -> None:
+    """Undo `hand_over` once the run's processes are gone: each entry it handed over gets its
+    owner back, and whatever the run made goes to the workspace's owner, so no file is left
+    owned by a uid nobody has. Only entries the run's uid owns are touched, never through a
+    link."""
+    if not owners:
+        return
+    home_uid, home_gid, home_mode = owners[str(workspace)]
+    for dirpath, dirnames, filenames in os.walk(workspace):
+        for name in dirnames + filenames:
+            path = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                if os.lstat(path).st_uid == run_uid:
+                    uid, gid, _ = owners.get(path, (home_uid, home_gid, 0))
+                    os.chown(path, uid, gid, follow_symlinks=False)
+    with contextlib.suppress(OSError):
+        os.chown(workspace, home_uid, home_gid, follow_symlinks=False)
+        os.chmod(workspace, home_mode)
 
 
 def _check_reachable(workspace: Path) -> None:

@@ -8,7 +8,9 @@ What an agent's query can do is bounded on every axis an untrusted query can abu
   by name, and so are table-valued functions (pragma_*, json_each);
 - a progress handler stops the query after a budget of VM steps or wall time;
 - SQLite's own limits cap the length of any value, LIKE patterns and result columns while the
-  query runs (they are restored afterwards, so the env's loader is not bound by them);
+  query runs (they are restored afterwards, so the env's loader is not bound by them), and
+  printf/format widths are bounded by the same length before any text is built
+  (printf_guard.py);
 - one statement per call; at most `max_rows` rows come back, long cells are cut, and the
   result says when either happened.
 It records which tables SQLite really resolved the query against (not names in comments or
@@ -25,6 +27,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from datagauntlet.kits.sql.printf_guard import PrintfGuard
 
 CUT_MARK = "...[truncated]"
 # Functions an agent's query may call. Anything else is refused by name: functions that hand
@@ -64,43 +68,14 @@ _ALLOWED_ACTIONS = frozenset(
     {sqlite3.SQLITE_SELECT, sqlite3.SQLITE_READ, sqlite3.SQLITE_FUNCTION, sqlite3.SQLITE_RECURSIVE}
 )
 # Authorizer action codes (their names in sqlite3 collide with result codes, so list them).
-_ACTIONS = tuple(
-    [
-        "CREATE_INDEX",
-        "CREATE_TABLE",
-        "CREATE_TEMP_INDEX",
-        "CREATE_TEMP_TABLE",
-        "CREATE_TEMP_TRIGGER",
-        "CREATE_TEMP_VIEW",
-        "CREATE_TRIGGER",
-        "CREATE_VIEW",
-        "DELETE",
-        "DROP_INDEX",
-        "DROP_TABLE",
-        "DROP_TEMP_INDEX",
-        "DROP_TEMP_TABLE",
-        "DROP_TEMP_TRIGGER",
-        "DROP_TEMP_VIEW",
-        "DROP_TRIGGER",
-        "DROP_VIEW",
-        "INSERT",
-        "PRAGMA",
-        "READ",
-        "SELECT",
-        "TRANSACTION",
-        "UPDATE",
-        "ATTACH",
-        "DETACH",
-        "ALTER_TABLE",
-        "REINDEX",
-        "ANALYZE",
-        "CREATE_VTABLE",
-        "DROP_VTABLE",
-        "FUNCTION",
-        "SAVEPOINT",
-        "RECURSIVE",
-    ]
-)
+_ACTIONS = (
+    "CREATE_INDEX", "CREATE_TABLE", "CREATE_TEMP_INDEX", "CREATE_TEMP_TABLE",
+    "CREATE_TEMP_TRIGGER", "CREATE_TEMP_VIEW", "CREATE_TRIGGER", "CREATE_VIEW", "DELETE",
+    "DROP_INDEX", "DROP_TABLE", "DROP_TEMP_INDEX", "DROP_TEMP_TABLE", "DROP_TEMP_TRIGGER",
+    "DROP_TEMP_VIEW", "DROP_TRIGGER", "DROP_VIEW", "INSERT", "PRAGMA", "READ", "SELECT",
+    "TRANSACTION", "UPDATE", "ATTACH", "DETACH", "ALTER_TABLE", "REINDEX", "ANALYZE",
+    "CREATE_VTABLE", "DROP_VTABLE", "FUNCTION", "SAVEPOINT", "RECURSIVE",
+)  # fmt: skip
 _ACTION_NAMES = {code: name for code, name in enumerate(_ACTIONS, start=1)}
 _READ_STARTS = ("select", "with", "values")
 _OK, _READ = sqlite3.SQLITE_OK, sqlite3.SQLITE_READ
@@ -173,7 +148,12 @@ class SqlSandbox:
         self._text = ""
         self._steps = 0
         self._deadline = 0.0
+        self._printf = PrintfGuard()  # printf/format widths bounded before the text is built
+        self._printf.install(conn)
         conn.set_authorizer(self._authorize)
+
+    def close(self) -> None:
+        self._printf.close()
 
     # --- callbacks ---------------------------------------------------------------------------
     def _authorize(
@@ -264,6 +244,7 @@ class SqlSandbox:
         # statement for the same text: installing the authorizer again expires every cached
         # statement, so this query is prepared (and checked, and its tables noted) afresh.
         conn.set_authorizer(self._authorize)
+        self._printf.activate(lim.max_value_length)
         self._active = True
         cursor = conn.cursor()
         try:
@@ -282,6 +263,7 @@ class SqlSandbox:
             raise SqlRefused(f"query failed: {type(exc).__name__}: {exc}") from None
         finally:
             self._active = False
+            self._printf.activate(None)
             cursor.close()
             conn.set_progress_handler(None, 0)
             for code, old in saved:
@@ -348,6 +330,8 @@ class SqlSandbox:
             if what.startswith(("function ", "table-valued ")):
                 return f"run_sql: {what} is not allowed; plain SELECTs over the tables only"
             return f"run_sql is read-only: {what} is not allowed (SELECT only)"
+        if self._printf.refused is not None:
+            return f"query refused: {self._printf.refused}"
         if "interrupted" in low:
             return self._budget_message()
         if "too big" in low:

@@ -70,9 +70,11 @@ class SqlToolset(Toolset):
         self.sandbox = SqlSandbox(conn, self.limits, self.readable)
 
     def close(self) -> None:
-        conn, self.conn, self.sandbox = self.conn, None, None
+        conn, self.conn, sandbox, self.sandbox = self.conn, None, self.sandbox, None
         if conn is None:
             return
+        if sandbox is not None:
+            sandbox.close()
         if self.owns_connection:
             conn.close()
         else:

@@ -14,13 +14,12 @@ from __future__ import annotations
 import errno
 import hashlib
 import os
-import shutil
 import stat
-import tempfile
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.temp_roots import TempRoot
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 
 MAX_PATH_CHARS = 400
@@ -95,15 +94,15 @@ class WorkspaceToolset(Toolset):
         self.writable = writable
         self.listing = listing
         self.root: Path | None = None
-        self._owned = False
+        self._owned: TempRoot | None = None
 
     # --- lifecycle -----------------------------------------------------------------------------
     def open(self) -> None:
         if self.root is not None:
             return
         if self.given_root is None:
-            self.root = Path(tempfile.mkdtemp(prefix="dg-workspace-"))
-            self._owned = True
+            self._owned = TempRoot(self, "dg-workspace-")  # removed at close, or when dropped
+            self.root = self._owned.path
         else:
             self.given_root.mkdir(parents=True, exist_ok=True)
             self.root = self.given_root.resolve()
@@ -112,9 +111,9 @@ class WorkspaceToolset(Toolset):
             self._write(_parts(path), data)
 
     def close(self) -> None:
-        root, self.root = self.root, None
-        if root is not None and self._owned:
-            shutil.rmtree(root, ignore_errors=True)
+        self.root = None
+        if self._owned is not None:
+            self._owned.remove()
 
     # --- for the env (not tools) -----------------------------------------------------------
     def read_bytes(self, path: str) -> bytes:

@@ -9,9 +9,12 @@ families whose misreadings coincide on the wire (schema drift and rounding drift
 money by envelope version) are told apart by the evidence itself: a money string with more
 than two decimals.
 
-When two misreadings book the same rows, an anomaly on the order itself outweighs a
-derivation fault, the words of the families' contract lines are held against the order's
-deliveries, and a coincidence of amounts goes to the family seen unambiguously elsewhere.
+When two misreadings book the same rows, an anomaly on the order itself (a module family's
+`seen_on` included) outweighs a derivation fault, a module family beats the built-in one its
+evidence `refines`, the words of the families'
+contract lines are held against the order's deliveries, and a coincidence of amounts goes to
+the family seen unambiguously elsewhere. A family this package does not define is known only
+through the reference step its module brings (`Family.misreadings`, `Family.seen_on`).
 
 A (family, partner) pair is reported when that family's moved orders, summed, change the
 partner's balance in some period, which is the manifest's own rule (a defect is listed for a
@@ -22,7 +25,9 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 from datagauntlet.envs.event_recon.solver.delivery import replay_lines
 from datagauntlet.envs.event_recon.solver.ledger import (
@@ -50,6 +55,12 @@ HYPOTHESES: dict[str, tuple[dict[str, object], ...]] = {
     "qualification_bar_mismatch": ({"bar": "none"}, {"bar": "never"}),
 }
 SUB_MINOR = re.compile(r"^-?\d+\.\d{3,}$")
+
+# A family this package does not define is recognised only through its own reference step
+# (`Family.misreadings`, `Family.seen_on`), which its family module brings: the solver never
+# guesses one from its contract line, so what the public reference knows is the public twelve.
+Steps = Mapping[str, Any]
+NO_STEPS: Steps = {}
 
 
 @dataclass(frozen=True)
@@ -86,11 +97,12 @@ def candidates(
     booked: Lines,
     families: tuple[str, ...],
     base: Reading = CONTRACT,
+    steps: Steps = NO_STEPS,
 ) -> list[str]:
     """The families whose misreading of this order reproduces what was booked."""
     out = []
     for family in families:
-        for change in hypotheses(world, family):
+        for change in hypotheses(world, family, steps):
             reading = replace(base, **change)  # type: ignore[arg-type]
             if aggregate(replay_lines(world, order_id, reading)) == booked:
                 out.append(family)
@@ -99,43 +111,34 @@ def candidates(
         rounding = _sub_minor(world, order_id)
         out.remove("schema_drift" if rounding else "currency_or_rounding_drift")
     if len(out) > 1:  # a wire or reference anomaly on the order outweighs a derivation fault
-        seen = [f for f in out if f in WIRE_EVIDENCE and WIRE_EVIDENCE[f](world, order_id)]
-        if seen:  # a family this module has no table entry for is judged by its words below
-            out = [f for f in out if f in seen or f not in HYPOTHESES]
+        seen = [f for f in out if _seen(world, order_id, f, steps)]
+        if seen:
+            out = seen
+        # a module family whose evidence refines a built-in's (a backfill replay is also a
+        # re-emission) wins over that one when both are seen
+        refined = {b for f in out for b in getattr(steps.get(f), "refines", ())}
+        out = [f for f in out if f not in refined] or out
     if len(out) > 1:  # two families read the same rule wrongly: the contract's words decide
         out = _by_description(world, order_id, out)
     return out
 
 
-# A family the solver has no entry for is explained by the misreadings of the rules its
-# contract line cites.
-RULE_HYPOTHESES: dict[str, tuple[dict[str, object], ...]] = {
-    "R1": ({"retries_ignored": False},),
-    "R2": ({"dedup_by_seq": False},),
-    "R3": ({"apply_by_seq": False},),
-    "R4": ({"hold_orphans": False},),
-    "R5": ({"code_row": "first"},),
-    "R6": ({"follow_merges": False},),
-    "R7": ({"tier_source": "code_cache"}, {"rate_version": "latest"}),
-    "R8": ({"basis": "flip"},),
-    "R9": ({"zone": "UTC"},),
-    "R10": ({"bar": "none"}, {"bar": "never"}),
-    "R11": ({"rounding": "half_up"},),
-    "R12": ({"currency_check": False},),
-    "R13": ({"refund_rest": False},),
-    "R14": ({"manual_stands": False},),
-    "W1": ({"absent_keeps": False},),
-    "W2": ({"money_by_type": False},),
-}
 # Words of a family's contract line that the order's own deliveries can confirm or refute.
 FEATURES = ("backfill", "refund", "amendment")
 
 
-def hypotheses(world: World, family: str) -> tuple[dict[str, object], ...]:
+def hypotheses(world: World, family: str, steps: Steps = NO_STEPS) -> tuple[dict[str, object], ...]:
     if family in HYPOTHESES:
         return HYPOTHESES[family]
-    rules = re.findall(r"\b([RW]\d+)\b", world.terms.family_lines.get(family, ""))
-    return tuple(change for rule in rules for change in RULE_HYPOTHESES.get(rule, ()))
+    return tuple(getattr(steps.get(family), "misreadings", ()))
+
+
+def _seen(world: World, order_id: str, family: str, steps: Steps) -> bool:
+    """Whether the family's own mark is on the order (a module family's `seen_on`)."""
+    if family in WIRE_EVIDENCE:
+        return WIRE_EVIDENCE[family](world, order_id)
+    seen_on = getattr(steps.get(family), "seen_on", None)
+    return bool(seen_on and seen_on(world, order_id))
 
 
 def _features(world: World, order_id: str) -> set[str]:
@@ -255,7 +258,11 @@ WIRE_EVIDENCE = {
 
 
 def diagnose(
-    world: World, ledger: Ledger, families: tuple[str, ...], base: Reading = CONTRACT
+    world: World,
+    ledger: Ledger,
+    families: tuple[str, ...],
+    base: Reading = CONTRACT,
+    steps: Steps = NO_STEPS,
 ) -> Diagnosis:
     shipped = shipped_order_lines(world)
     diag = Diagnosis()
@@ -268,7 +275,7 @@ def diagnose(
         lambda: defaultdict(lambda: defaultdict(int))
     )
     cite: dict[tuple[str, str], str] = {}
-    found = {o: candidates(world, o, shipped.get(o, {}), families, base) for o in diag.moved}
+    found = {o: candidates(world, o, shipped.get(o, {}), families, base, steps) for o in diag.moved}
     sure = {f[0] for f in found.values() if len(f) == 1}
     for order_id in diag.moved:
         booked = shipped.get(order_id, {})

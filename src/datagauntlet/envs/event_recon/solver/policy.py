@@ -21,7 +21,7 @@ from collections.abc import Callable
 from datagauntlet.core.env import Policy
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon.solver.diagnose import diagnose, hypotheses
+from datagauntlet.envs.event_recon.solver.diagnose import NO_STEPS, Steps, diagnose, hypotheses
 from datagauntlet.envs.event_recon.solver.ledger import World, compute
 from datagauntlet.envs.event_recon.solver.reading import CONTRACT, with_rules
 from datagauntlet.envs.event_recon.solver.script import FixRefused, plan_fix, render_script
@@ -43,9 +43,14 @@ def families_offered(ep: Episode) -> tuple[str, ...]:
     return ()
 
 
-def play(ep: Episode, knows: Callable[[View], frozenset[str]] | None = None) -> None:
+def play(
+    ep: Episode,
+    knows: Callable[[View], frozenset[str]] | None = None,
+    steps: Steps = NO_STEPS,
+) -> None:
     """Gather, read, compute, classify, repair, submit. `knows(view)` names the rules the
-    policy knows (None: all of them, the reference)."""
+    policy knows (None: all of them, the reference); `steps` are the reference steps of the
+    families a family module brings (by name), the only way it knows one of those."""
     view = gather(ep)
     terms = read_terms(view.contract)
     known = None if knows is None else knows(view) | frozenset(WIRE_RULES)
@@ -57,9 +62,9 @@ def play(ep: Episode, knows: Callable[[View], frozenset[str]] | None = None) -> 
     families = tuple(
         f
         for f in offered
-        if hypotheses(world, f) and (known is None or _rules_of(world, f) & known)
+        if hypotheses(world, f, steps) and (known is None or _rules_of(world, f) & known)
     )
-    diag = diagnose(world, ledger, families, reading)
+    diag = diagnose(world, ledger, families, reading, steps)
     columns = view.tables["ledger_entries"].columns
     try:
         fix = plan_fix(world, ledger, columns, diag.moved, diag.family_of)
@@ -98,8 +103,23 @@ def _rules_of(world: World, family: str) -> set[str]:
 
 
 def reference(ep: Episode) -> None:
-    """Reads the contract, recomputes the ledger, classifies, repairs, submits."""
+    """Reads the contract, recomputes the ledger, classifies, repairs, submits. It knows the
+    public families only: this is the policy tuned on the public split."""
     play(ep)
+
+
+def reference_with(steps: Steps) -> Policy:
+    """The reference, also knowing the families whose reference steps `steps` holds (a family
+    module's: the env binds its own, so a held-out split's reference names them)."""
+    if not steps:
+        return reference
+
+    def policy(ep: Episode) -> None:
+        play(ep, steps=steps)
+
+    policy.__name__ = policy.__qualname__ = "reference"
+    policy.__doc__ = reference.__doc__
+    return policy
 
 
 def rules_known(k: int, view: View) -> frozenset[str]:
@@ -126,9 +146,9 @@ def graded(k: int) -> Policy:
 GRADED_KS = (0, 2, 4, 6, 8, 10, 12, 14)
 
 
-def policies() -> dict[str, Policy]:
+def policies(steps: Steps = NO_STEPS) -> dict[str, Policy]:
     """The env's registered policies from the solver (check_env and calibration play them)."""
-    return {"reference": reference}
+    return {"reference": reference_with(steps)}
 
 
 def graded_policies(ks: tuple[int, ...] = GRADED_KS) -> dict[str, Policy]:

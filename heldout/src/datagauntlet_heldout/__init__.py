@@ -1,0 +1,1 @@
+"""Held-out defect families for datagauntlet's private splits (one module per env)."""
