@@ -338,10 +338,13 @@ def test_the_audit_hook_looks_up_no_global_or_free_name() -> None:
     """Everything the hook uses is bound at creation: rebinding a builtin, a module
     attribute or the launcher's globals cannot change what it does."""
     code = compile(launcher_source(), "<sandbox-launcher>", "exec")
-    factory = next(c for c in _functions(code) if c.co_name == "make_audit_hook")
-    inner = [c for c in _functions(factory) if c.co_name != "<genexpr>"]
+    factories = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    factories = [c for c in factories if c.co_name.startswith("make_")]
+    inner = [c for f in factories for c in _functions(f) if c.co_name != "<genexpr>"]
     names = {c.co_name for c in inner}
-    assert {"hook", "record", "as_text", "resolve", "place", "linked", "deny_fork_exec"} <= names
+    tools = {"hook", "record", "as_text", "resolve", "place", "linked", "deny_fork_exec"}
+    rules = {"open", "path", "link", "chdir", "sqlite", "import", "marshal", "setattr"}
+    assert tools | {f"{rule}_rule" for rule in rules} <= names
     for fn in inner:
         loads = {
             i.opname
