@@ -78,7 +78,7 @@ def test_the_suite_says_why_a_test_skipped(tmp_path: Path) -> None:
 
 
 def test_the_memory_bounds_in_the_docs_are_the_codes() -> None:
-    from datagauntlet.core.episode import REFUSED_ARGS_CHARS
+    from datagauntlet.core.call_text import REFUSED_ARGS_CHARS
 
     sys.path.insert(0, str(ROOT / "tests" / "frontdoors"))
     try:

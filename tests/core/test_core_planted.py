@@ -18,9 +18,10 @@ import pytest
 
 from datagauntlet.core import seeding
 from datagauntlet.core.action_log import GENESIS, ActionLog, _digest, canonical_json
+from datagauntlet.core.call_text import loads_strict
 from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import Environment, Policy
-from datagauntlet.core.episode import Episode, Task, loads_strict
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.limits import Limits
 from datagauntlet.core.score import Score
@@ -465,7 +466,7 @@ def test_arguments_that_are_not_plain_json_are_logged_as_their_repr() -> None:
 
 
 def test_a_long_repr_is_cut_to_the_summary_length() -> None:
-    from datagauntlet.core.episode import SUMMARY_CHARS
+    from datagauntlet.core.call_text import SUMMARY_CHARS
 
     ep = _episode()
     ep.call("say", {"n": [float("inf")] * 200})
@@ -531,7 +532,7 @@ def test_bound_newest_replaces_only_the_newest_entrys_oversized_arguments() -> N
 
 
 def test_a_refused_call_logs_its_answer_and_a_long_tool_name_cut_to_the_bound() -> None:
-    from datagauntlet.core.episode import TOOL_NAME_CHARS, summarize
+    from datagauntlet.core.call_text import TOOL_NAME_CHARS, summarize
 
     ep = _episode()
     result = ep.call("say", '{"n": 7')
@@ -626,7 +627,7 @@ def test_each_logged_call_keeps_its_outcome_summary_and_notes() -> None:
 
 
 def test_a_long_result_is_summarized_to_the_summary_bound_with_a_visible_cut() -> None:
-    from datagauntlet.core.episode import SUMMARY_CHARS, summarize
+    from datagauntlet.core.call_text import SUMMARY_CHARS, summarize
 
     for size in range(SUMMARY_CHARS - 25, SUMMARY_CHARS + 5):
         result = {"s": "y" * size}
@@ -643,7 +644,7 @@ def test_a_long_result_is_summarized_to_the_summary_bound_with_a_visible_cut() -
 
 
 def test_a_tool_name_of_exactly_the_bound_is_kept_and_a_longer_one_is_cut() -> None:
-    from datagauntlet.core.episode import TOOL_NAME_CHARS
+    from datagauntlet.core.call_text import TOOL_NAME_CHARS
 
     ep = _ticks(10)
     for name in ("t" * TOOL_NAME_CHARS, "t" * (TOOL_NAME_CHARS + 1)):

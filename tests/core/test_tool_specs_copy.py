@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 import datagauntlet as dg
-from datagauntlet.core.episode import fresh_copy
+from datagauntlet.core.call_text import fresh_copy
 
 
 def containers(value: Any) -> list[Any]:

@@ -250,7 +250,7 @@ def test_the_runner_closes_every_episode() -> None:
 
 def test_a_refused_call_keeps_a_bounded_preview_of_what_it_was_sent() -> None:
     from datagauntlet.core.action_log import canonical_json
-    from datagauntlet.core.episode import REFUSED_ARGS_CHARS
+    from datagauntlet.core.call_text import REFUSED_ARGS_CHARS
 
     ep = episode()
     ep.call("no_such_tool", {"blob": "x" * 1_000_000})

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from datagauntlet.core.episode import REFUSED_ARGS_CHARS
+from datagauntlet.core.call_text import REFUSED_ARGS_CHARS
 
 BODIES = 50
 RSS_LIMIT_MB = 300

@@ -111,24 +111,11 @@ def _calibrate_envs(
 ) -> None:
     from rich.console import Console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-    from rich.table import Table
 
-    from datagauntlet.cli.options import build_env, parse_pairs
-    from datagauntlet.core.registry import make
-    from datagauntlet.core.report import config_label, markdown_table
-    from datagauntlet.core.runner import calibration_size, narrowed_grid, start_calibration
+    from datagauntlet.core.report import markdown_table
+    from datagauntlet.core.runner import calibration_size, start_calibration
 
-    planned = []
-    for env_id in env_ids:
-        env = build_env(env_id, args.config) if args.config else make(env_id)
-        if args.policy:
-            unknown = [p for p in args.policy if p not in env.policies()]
-            if unknown:
-                raise ValueError(
-                    f"{env_id} has no policy {unknown[0]!r}; choose from {sorted(env.policies())}"
-                )
-        grid, narrowed = narrowed_grid(env, parse_pairs(args.config or []))
-        planned.append((env_id, env, grid, narrowed))
+    planned = _plan(args, env_ids)
     # With a pool, every env's jobs are queued before the first env's results are read, so the
     # workers go from one env to the next without waiting for this process between them.
     pending = [
@@ -168,25 +155,56 @@ def _calibrate_envs(
         if args.markdown:
             print(f"### {env_id}\n\n{markdown_table(rows)}\n")
             continue
-        table = Table(
-            title=f"{env_id}: mean reward ({args.split}, n={rows[0].n} per cell)",
-            caption="* reference policy: must score 1.000 on every task"
-            + "".join(f"; {k} held at {env.config.as_dict()[k]}" for k in narrowed),
+        _print_table(console, env_id, env, rows, narrowed, args.split)
+
+
+def _plan(args: argparse.Namespace, env_ids: list[str]) -> list[tuple[str, Any, Any, Any]]:
+    """(env id, env, config grid, the sweeps the given config narrows) for every env, every
+    --policy checked before anything plays."""
+    from datagauntlet.cli.options import build_env, parse_pairs
+    from datagauntlet.core.registry import make
+    from datagauntlet.core.runner import narrowed_grid
+
+    planned = []
+    for env_id in env_ids:
+        env = build_env(env_id, args.config) if args.config else make(env_id)
+        if args.policy:
+            unknown = [p for p in args.policy if p not in env.policies()]
+            if unknown:
+                raise ValueError(
+                    f"{env_id} has no policy {unknown[0]!r}; choose from {sorted(env.policies())}"
+                )
+        grid, narrowed = narrowed_grid(env, parse_pairs(args.config or []))
+        planned.append((env_id, env, grid, narrowed))
+    return planned
+
+
+def _print_table(
+    console: Any, env_id: str, env: Any, rows: list[Any], narrowed: dict[str, Any], split: str
+) -> None:
+    from rich.table import Table
+
+    from datagauntlet.core.report import config_label
+
+    table = Table(
+        title=f"{env_id}: mean reward ({split}, n={rows[0].n} per cell)",
+        caption="* reference policy: must score 1.000 on every task"
+        + "".join(f"; {k} held at {env.config.as_dict()[k]}" for k in narrowed),
+    )
+    table.add_column("config", no_wrap=True)
+    table.add_column("policy", no_wrap=True)
+    table.add_column("mean", justify="right")
+    table.add_column("min", justify="right")
+    for name in env.weights:
+        table.add_column(name, justify="right")
+    for r in rows:
+        table.add_row(
+            config_label(r.config),
+            r.policy
+            + ("*" if r.policy == env.reference else "")
+            + (" (attack)" if r.policy in env.attackers else ""),
+            f"{r.mean_reward:.3f}",
+            f"{r.min_reward:.3f}",
+            *(f"{r.components[k]:.3f}" for k in env.weights),
         )
-        table.add_column("config", no_wrap=True)
-        table.add_column("policy", no_wrap=True)
-        table.add_column("mean", justify="right")
-        table.add_column("min", justify="right")
-        for name in env.weights:
-            table.add_column(name, justify="right")
-        for r in rows:
-            table.add_row(
-                config_label(r.config),
-                r.policy
-                + ("*" if r.policy == env.reference else "")
-                + (" (attack)" if r.policy in env.attackers else ""),
-                f"{r.mean_reward:.3f}",
-                f"{r.min_reward:.3f}",
-                *(f"{r.components[k]:.3f}" for k in env.weights),
-            )
-        console.print(table)
+    console.print(table)

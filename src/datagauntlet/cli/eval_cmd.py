@@ -5,10 +5,8 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
-import math
 import re
-import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -24,8 +22,15 @@ HELP = (
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from datagauntlet.cli.options import add_split_argument
+    _add_target(parser)
+    _add_workload(parser)
+    _add_output(parser)
+    _add_transport(parser)
+    _add_modes(parser)
 
+
+def _add_target(parser: argparse.ArgumentParser) -> None:
+    """The env and the endpoint it is played against."""
     parser.add_argument("--env", required=True, metavar="ID", help="environment id")
     add_config_argument(parser)
     parser.add_argument("--model", metavar="NAME", help="model name sent to the endpoint")
@@ -36,6 +41,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VAR",
         help="environment variable holding the API key (default OPENAI_API_KEY)",
     )
+
+
+def _add_workload(parser: argparse.ArgumentParser) -> None:
+    """How many rollouts, how many at once, the turns each may take, the temperature."""
     parser.add_argument(
         "-n", "--tasks", type=count(), default=5, metavar="N", help="tasks (default 5)"
     )
@@ -62,6 +71,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="model calls per rollout (default: the env's max_turns, else 30)",
     )
     parser.add_argument("--temperature", type=number(float, 0, 100), default=None, metavar="X")
+
+
+def _add_output(parser: argparse.ArgumentParser) -> None:
+    """Where results go, and a built-in policy instead of a model."""
     parser.add_argument(
         "--out",
         type=Path,
@@ -83,7 +96,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="replace the results already in the output",
     )
+    from datagauntlet.cli.options import add_split_argument
+
     add_split_argument(parser)
+
+
+def _add_transport(parser: argparse.ArgumentParser) -> None:
+    """Retries, timeouts, the HTTP layer and the event loop."""
     parser.add_argument(
         "--retries",
         type=count(0, 100),
@@ -120,6 +139,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="auto (default): uvloop when installed (about a fifth less CPU per model call at "
         "hundreds at once), else asyncio's own loop",
     )
+
+
+def _add_modes(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--dry-run",
         action="store_true",
@@ -161,44 +183,76 @@ def _positive(name: str, value: float | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
+    from datagauntlet.cli.eval_play import model_factory, play
     from datagauntlet.cli.options import build_env
     from datagauntlet.core.output_files import write_output
-    from datagauntlet.frontdoors.evaluate import (
-        DEFAULT_ROLLOUT_TIMEOUT,
-        SUMMARY_FILE,
-        EvalOutcome,
-        EvalSpec,
-        check_out_dir,
-        run_eval,
-        shard_tasks,
-    )
-    from datagauntlet.frontdoors.loop import Model
+    from datagauntlet.frontdoors.evaluate import SUMMARY_FILE, check_out_dir, shard_tasks
     from datagauntlet.frontdoors.models import DEFAULT_REQUEST_TIMEOUT
     from datagauntlet.frontdoors.summary import summarize_records
 
+    _check_numbers(args)
+    env = build_env(args.env, args.config)
+    label, policy = _player(args, env)
+    spec = _spec(args, label)
+    spec.validate()
+    out = args.out or default_out(env.id, label, env.config.as_dict(), args.split)
+    if spec.shard is not None and not args.out:
+        out = out.with_name(f"{out.name}--shard-{spec.shard[0]}-of-{spec.shard[1]}")
+    check_out_dir(out, spec)
+    request_timeout = args.request_timeout or DEFAULT_REQUEST_TIMEOUT
+    if args.base_url:
+        _preflight(args, request_timeout)
+    total = len(shard_tasks(env.tasks(args.split, args.tasks), spec.shard)) * args.rollouts
+    if args.dry_run:
+        where = f"endpoint ok: {args.base_url}" if args.base_url else "no endpoint (a policy)"
+        print(
+            f"would run {total} rollouts ({args.tasks} tasks x {args.rollouts}) of {env.id} "
+            f"[{env.config.changed() or 'defaults'}] with {label}; {where}; results in {out}"
+        )
+        return 0
+    make_model = model_factory(args, env, policy, request_timeout)
+    outcome = play(env, spec, make_model, out, total, args)
+    if outcome is None:
+        return 1
+    summary = summarize_records(outcome.records, args.rollouts)
+    summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped
+    text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
+    write_output(out / SUMMARY_FILE, text, force=True)  # this run's own (check_out_dir)
+    if args.json:
+        print(json.dumps(summary, sort_keys=True))
+    else:
+        _print_table(summary, env.weights, out, env.config.changed())
+    return 1 if summary.get("failed") else 0
+
+
+def _check_numbers(args: argparse.Namespace) -> None:
     _positive("--request-timeout", args.request_timeout)
     _positive("--rollout-timeout", args.rollout_timeout)
     if args.workers < 1:
         raise ValueError(f"--workers must be >= 1, got {args.workers}")
     if args.retries < 0:
         raise ValueError(f"--retries must be >= 0, got {args.retries}")
-    env = build_env(args.env, args.config)
+
+
+def _player(args: argparse.Namespace, env: Any) -> tuple[str, str | None]:
+    """The run's label and, without an endpoint, the policy that plays."""
     if args.agent and args.base_url:
         raise ValueError("give either --agent or --base-url, not both")
     if args.base_url:
         if not args.model:
             raise ValueError("--model is required with --base-url")
-        label = args.model
-    else:
-        name = args.agent or env.reference
-        policies = env.policies()
-        if name not in policies:
-            raise ValueError(f"{env.id} has no policy {name!r}; choose from {sorted(policies)}")
-        label = f"agent:{name}"
-    spec = EvalSpec(
+        return args.model, None
+    name = args.agent or env.reference
+    policies = env.policies()
+    if name not in policies:
+        raise ValueError(f"{env.id} has no policy {name!r}; choose from {sorted(policies)}")
+    return f"agent:{name}", name
+
+
+def _spec(args: argparse.Namespace, label: str) -> Any:
+    from datagauntlet.frontdoors.evaluate import DEFAULT_ROLLOUT_TIMEOUT, EvalSpec
+
+    return EvalSpec(
         n=args.tasks,
         rollouts=args.rollouts,
         concurrency=args.concurrency,
@@ -210,97 +264,24 @@ def run(args: argparse.Namespace) -> int:
         rollout_timeout=args.rollout_timeout or DEFAULT_ROLLOUT_TIMEOUT,
         shard=parse_shard(args.shard),
     )
-    spec.validate()
-    out = args.out or default_out(env.id, label, env.config.as_dict(), args.split)
-    if spec.shard is not None and not args.out:
-        out = out.with_name(f"{out.name}--shard-{spec.shard[0]}-of-{spec.shard[1]}")
-    check_out_dir(out, spec)
-    request_timeout = args.request_timeout or DEFAULT_REQUEST_TIMEOUT
-    if args.base_url:
-        from datagauntlet.frontdoors.models import preflight
 
-        problem = run_on_loop(
-            preflight(
-                args.base_url,
-                args.model,
-                args.api_key_env,
-                min(15.0, request_timeout),
-                args.http_transport,
-            ),
-            args.event_loop,
-        )
-        if problem:
-            raise ValueError(problem)
-    total = len(shard_tasks(env.tasks(args.split, args.tasks), spec.shard)) * args.rollouts
-    if args.dry_run:
-        where = f"endpoint ok: {args.base_url}" if args.base_url else "no endpoint (a policy)"
-        print(
-            f"would run {total} rollouts ({args.tasks} tasks x {args.rollouts}) of {env.id} "
-            f"[{env.config.changed() or 'defaults'}] with {label}; {where}; results in {out}"
-        )
-        return 0
 
-    def make_model() -> Model:
-        if args.base_url:
-            from datagauntlet.frontdoors.models import OpenAIModel
+def _preflight(args: argparse.Namespace, request_timeout: float) -> None:
+    """The endpoint, key and model answer, before anything is written."""
+    from datagauntlet.frontdoors.models import preflight
 
-            return OpenAIModel(
-                args.model,
-                args.base_url,
-                args.api_key_env,
-                args.temperature,
-                args.retries,
-                timeout=request_timeout,
-                max_connections=max(16, math.ceil(args.concurrency / args.workers)),
-                transport=args.http_transport,
-            )
-        from datagauntlet.frontdoors.models import PolicyModel
-
-        return PolicyModel(env.policies()[name])
-
-    async def main(advance: Callable[[int], None]) -> EvalOutcome:
-        model_obj = make_model()
-        try:
-            return await run_eval(env, spec, model_obj, out, advance)
-        finally:
-            close = getattr(model_obj, "close", None)
-            if close is not None:
-                await close()
-
-    with Progress(
-        TextColumn(f"[bold]{env.id}[/] {label}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-        console=Console(stderr=True),
-        transient=True,
-    ) as bar:
-        job = bar.add_task("eval", total=total)
-
-        def advance(k: int) -> None:
-            bar.advance(job, k)
-
-        if args.workers > 1:
-            from datagauntlet.frontdoors.eval_workers import WorkerDied, run_eval_workers
-
-            try:
-                outcome = run_eval_workers(
-                    env, spec, make_model, out, args.workers, advance, args.event_loop
-                )
-            except WorkerDied as exc:
-                print(f"datagauntlet eval: {exc}", file=sys.stderr)
-                return 1
-        else:
-            outcome = run_on_loop(main(advance), args.event_loop)
-    summary = summarize_records(outcome.records, args.rollouts)
-    summary["ran"], summary["skipped"] = outcome.ran, outcome.skipped
-    text = json.dumps(summary, indent=2, sort_keys=True) + "\n"
-    write_output(out / SUMMARY_FILE, text, force=True)  # this run's own (check_out_dir)
-    if args.json:
-        print(json.dumps(summary, sort_keys=True))
-    else:
-        _print_table(summary, env.weights, out, env.config.changed())
-    return 1 if summary.get("failed") else 0
+    problem = run_on_loop(
+        preflight(
+            args.base_url,
+            args.model,
+            args.api_key_env,
+            min(15.0, request_timeout),
+            args.http_transport,
+        ),
+        args.event_loop,
+    )
+    if problem:
+        raise ValueError(problem)
 
 
 def _print_table(

@@ -16,7 +16,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from datagauntlet.core.checks import CHECKS, ConformanceError, Context
+from datagauntlet.core.check_context import ConformanceError, Context
+from datagauntlet.core.checks import CHECKS
 from datagauntlet.core.env import Environment
 
 __all__ = ["CheckResult", "ConformanceError", "ConformanceReport", "check_env"]

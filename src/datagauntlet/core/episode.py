@@ -8,31 +8,34 @@ what the episode holds; every holder of an episode calls it, in a `finally`.
 
 from __future__ import annotations
 
-import copy
 import hashlib
-import json
-import marshal
 from abc import ABCMeta, abstractmethod
-from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from datagauntlet.core.action_log import (
     ActionLog,
     bounded_args,
     canonical_json,
-    canonical_prefix,
     strict_canonical_json,
+)
+from datagauntlet.core.call_text import (
+    REFUSED_ARGS_CHARS,
+    TOOL_NAME_CHARS,
+    fresh_copy,
+    jsonable,
+    loads_strict,
+    logged_name,
+    safe_repr,
+    summarize,
 )
 from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.score import Score
-from datagauntlet.core.seeding import is_held_out, secret_ref_key, task_ref
+from datagauntlet.core.task import EpisodeOwner, Task
 from datagauntlet.core.tools import Tool, check_arguments
 from datagauntlet.core.toolset import BoundTool, ToolError, Toolset, declared_tools
 
 if TYPE_CHECKING:
     from datagauntlet.core.config import EnvConfig
-    from datagauntlet.core.limits import Limits
 
 __all__ = [
     "Episode",
@@ -44,93 +47,13 @@ __all__ = [
     "summarize",
 ]
 
-SUMMARY_CHARS = 240
-# A refused call's arguments are logged whole up to this many characters of canonical JSON,
-# beyond it as a prefix of half this plus the length and a sha256 (action_log.bounded_args).
-REFUSED_ARGS_CHARS = 1024
-TOOL_NAME_CHARS = 200
 CLOSED_ERROR = "the episode is closed; no more tool calls"
 
 ConfigT = TypeVar("ConfigT", bound="EnvConfig")
 
 
-@dataclass(frozen=True)
-class Task:
-    """A deterministic task descriptor: the seed is everything; the id carries no answer.
-
-    A held-out task (a secret-keyed split, or a family module's split) also has a `ref`: its
-    opaque, stable stand-in outside the process. Its seed rebuilds its world, so it never
-    leaves the process: `as_dict` (what every door, run file and trace writes) gives the ref
-    in its place, and only `full_dict` (for this process and its own workers) carries it.
-    """
-
-    id: str
-    seed: int
-    split: str
-    index: int
-    ref: str | None = None
-    # the env's contamination canary (`Environment.canary`), on every exported record of the
-    # task (beside its id and ref) and in no workspace: reciting it means reading task records
-    canary: str | None = None
-
-    def __post_init__(self) -> None:
-        if self.ref is None and is_held_out(self.split):  # held out however it was built
-            ref = task_ref(secret_ref_key(), self.split, self.index, self.seed)
-            object.__setattr__(self, "ref", ref)
-
-    @property
-    def held_out(self) -> bool:
-        return self.ref is not None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The task as it may be shown outside the process: a held-out task without its seed."""
-        if self.ref is not None:
-            out = {"id": self.id, "ref": self.ref, "split": self.split, "index": self.index}
-        else:
-            out = {"id": self.id, "seed": self.seed, "split": self.split, "index": self.index}
-        return out if self.canary is None else {**out, "canary": self.canary}
-
-    def full_dict(self) -> dict[str, Any]:
-        """Everything, the seed included: `Task(**full_dict())` is this task. Only for this
-        process and the worker processes it starts, never for a reply, a file or a log."""
-        out: dict[str, Any] = {
-            "id": self.id, "seed": self.seed, "split": self.split, "index": self.index
-        }  # fmt: skip
-        if self.ref is not None:
-            out["ref"] = self.ref
-        return out if self.canary is None else {**out, "canary": self.canary}
-
-
-class EpisodeOwner(Protocol):
-    """What an episode reads from the env that made it (`core.env.Environment` is one); named
-    here so that the episode, below the env, does not import it."""
-
-    @property
-    def id(self) -> str: ...
-
-    @property
-    def config(self) -> Any: ...
-
-    @property
-    def limits(self) -> Limits: ...
-
-    @property
-    def final_answer(self) -> FinalAnswer | None: ...
-
-    def versions(self) -> dict[str, str]: ...
-
-    def task_hash(self, task: Task, compute: Callable[[], str]) -> str: ...
-
-
 class EpisodeClosed(RuntimeError):
     """A closed episode was asked for something it can no longer compute."""
-
-
-def summarize(result: dict[str, Any]) -> str:
-    """The log's line for a result: its canonical JSON, cut to SUMMARY_CHARS (only as much of
-    a large result is encoded as the cut keeps)."""
-    text = canonical_prefix(result, SUMMARY_CHARS + 1)
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
 
 
 class _OpensAfterInit(ABCMeta):
@@ -295,8 +218,10 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             try:
                 args = loads_strict(args) if args.strip() else {}
             except ValueError as exc:
-                return self._refuse(_name(name), args, f"arguments are not valid JSON: {exc}")
-        tool_name = name if type(name) is str and len(name) <= TOOL_NAME_CHARS else _name(name)
+                return self._refuse(logged_name(name), args, f"arguments are not valid JSON: {exc}")
+        tool_name = (
+            name if type(name) is str and len(name) <= TOOL_NAME_CHARS else logged_name(name)
+        )
         try:  # serialised once: the check that arguments are plain JSON, and the log's text
             args_json = strict_canonical_json(args)
         except ValueError:
@@ -347,7 +272,7 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
     ) -> dict[str, Any]:
         """Log a refused call (bounded: see REFUSED_ARGS_CHARS) and answer with `message`."""
         if args_json is None:
-            args = args if _jsonable(args) else _safe_repr(args)
+            args = args if jsonable(args) else safe_repr(args)
             args_json = canonical_json(args)
         logged = bounded_args(args, args_json, REFUSED_ARGS_CHARS)
         entry = self.log.open_entry(name, logged, args_json if logged is args else None)
@@ -447,62 +372,7 @@ def _refuse_closed(**_args: Any) -> dict[str, Any]:
     return {"error": CLOSED_ERROR}  # never reached through `call`, which refuses first
 
 
-def fresh_copy(value: Any) -> Any:
-    """`copy.deepcopy(value)` for JSON-like data, by a marshal round trip: the same new
-    containers (shared ones stay shared), 5-6x faster on tool specs, which every session and
-    rollout asks for. What marshal cannot write (a dict subclass, any other object) is
-    deep-copied."""
-    try:
-        return marshal.loads(marshal.dumps(value))
-    except ValueError:
-        return copy.deepcopy(value)
-
-
 def _add_tool(tools: dict[str, BoundTool], bound: BoundTool, owner: str) -> None:
     if bound.tool.name in tools:
         raise TypeError(f"tool {bound.tool.name!r} is declared twice (again by {owner})")
     tools[bound.tool.name] = bound
-
-
-def _name(name: Any) -> str:
-    """A tool name as logged: what was sent, cut to TOOL_NAME_CHARS (a name is never long)."""
-    text = name if isinstance(name, str) else _safe_repr(name)
-    return text if len(text) <= TOOL_NAME_CHARS else text[: TOOL_NAME_CHARS - 3] + "..."
-
-
-def _jsonable(value: Any) -> bool:
-    try:
-        json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError, RecursionError):
-        return False
-    return True
-
-
-def _safe_repr(value: Any) -> str:
-    try:
-        text = repr(value)
-    except RecursionError:
-        return f"<{type(value).__name__} nested too deeply>"
-    return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
-
-
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key[:40]!r} in one object")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
-def loads_strict(text: str) -> Any:
-    """Parse JSON, refusing what `json.loads` lets through: duplicate keys (the last one would
-    silently win), NaN and Infinity; nesting too deep for the parser is a ValueError too."""
-    try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
-    except RecursionError:
-        raise ValueError("nested too deeply") from None

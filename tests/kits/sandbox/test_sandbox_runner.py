@@ -279,7 +279,7 @@ def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as caught:
         run_script(tmp_path / "nope.py", tmp_path)
     missing = tmp_path / "nope.py"
-    assert str(caught.value) == f"cannot read script {missing}: No such file or directory"
+    assert str(caught.value) == f"cannot read the script {missing}: No such file or directory"
     with pytest.raises(ValueError) as caught:
         Limits(output_bytes=100, flood_bytes=99)
     assert str(caught.value) == "sandbox limit flood_bytes must be at least output_bytes"
@@ -338,10 +338,13 @@ def test_the_audit_hook_looks_up_no_global_or_free_name() -> None:
     """Everything the hook uses is bound at creation: rebinding a builtin, a module
     attribute or the launcher's globals cannot change what it does."""
     code = compile(launcher_source(), "<sandbox-launcher>", "exec")
-    factory = next(c for c in _functions(code) if c.co_name == "make_audit_hook")
-    inner = [c for c in _functions(factory) if c.co_name != "<genexpr>"]
+    factories = [c for c in code.co_consts if isinstance(c, types.CodeType)]
+    factories = [c for c in factories if c.co_name.startswith("make_")]
+    inner = [c for f in factories for c in _functions(f) if c.co_name != "<genexpr>"]
     names = {c.co_name for c in inner}
-    assert {"hook", "record", "as_text", "resolve", "place", "linked", "deny_fork_exec"} <= names
+    tools = {"hook", "record", "as_text", "resolve", "place", "linked", "deny_fork_exec"}
+    rules = {"open", "path", "link", "chdir", "sqlite", "import", "marshal", "setattr"}
+    assert tools | {f"{rule}_rule" for rule in rules} <= names
     for fn in inner:
         loads = {
             i.opname

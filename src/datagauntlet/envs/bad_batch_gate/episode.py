@@ -6,8 +6,9 @@ import hashlib
 from typing import Any, ClassVar
 
 from datagauntlet.core.action_log import canonical_json
+from datagauntlet.core.call_text import fresh_copy
 from datagauntlet.core.env import Environment
-from datagauntlet.core.episode import Episode, Task, fresh_copy
+from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 from datagauntlet.envs.bad_batch_gate.cases import Case

@@ -16,19 +16,19 @@ from dataclasses import dataclass
 
 from datagauntlet.core.seeding import HashPrefix, feed_bytes, hash64_ints_fed
 from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.engine import Cell
-from datagauntlet.envs.dataclean.families import Column
-from datagauntlet.envs.dataclean.generator import (
+from datagauntlet.envs.dataclean.cells import (
     CORRUPTION_RATE,
     MAX_DAY,
     MISSING_WRITTEN_RATE,
     PAD_RATE,
     TASK_ALIAS_RATE,
     WHITESPACE,
+    CellMaker,
     _fold,
-    _Generator,
     refills_possible,
 )
+from datagauntlet.envs.dataclean.engine import Cell
+from datagauntlet.envs.dataclean.families import Column
 
 
 def _threshold(p: float) -> int:
@@ -77,7 +77,7 @@ def _table(fn: Callable[[int], str], size: int) -> Lookup:
 
 
 def _value_fn(
-    gen: _Generator,
+    gen: CellMaker,
     col: Column,
     feeds: Sequence[bytes],
     hashes: Callable[[], list[int]],
@@ -92,21 +92,7 @@ def _value_fn(
         token = gen.keyed.token
         return (lambda f, h, i: "r" + token("record-id", i, 12)), None
     if kind == fam.REF:
-        customers: dict[int, str] = {}
-        customer = gen.customer
-        if gen.family.id != "orders":
-            ids = gen.customers(feeds)
-            return (lambda f, h, i: ids[i]), None
-        pool = gen.pool
-
-        def ref(f: int, h: int, i: int) -> str:
-            who = h % pool
-            out = customers.get(who)
-            if out is None:
-                out = customers[who] = customer(who)
-            return out
-
-        return ref, [pool]
+        return _ref(gen, feeds)
     if kind == fam.NOTES:
         notes = fam.NOTES_TEXT
         return Lookup(notes), [len(notes)]
@@ -120,18 +106,7 @@ def _value_fn(
     if kind == fam.EMAIL:
         return _email(done.get("name")), [100, len(fam.EMAIL_DOMAINS)]
     if kind == fam.PHONE:
-        refills = _refills_along([789, 800, 10000], room)
-        if refills not in ([], [2]):
-            return None
-        lines = _mores(hashes()) if refills else None
-
-        def phone(f: int, h: int, i: int) -> str:
-            h, area = divmod(h, 789)
-            h, exchange = divmod(h, 800)
-            line = (h if lines is None else lines[i]) % 10000
-            return f"{201 + area}-{200 + exchange}-{line:04d}"
-
-        return phone, []
+        return _phone(room, hashes)
     if kind == fam.CATEGORY:
         present = gen.present[col.name]
         return Lookup(present), [len(present)]
@@ -162,6 +137,39 @@ def _value_fn(
         countries = fam.COUNTRIES
         return Lookup(countries), [len(countries)]
     return None
+
+
+def _ref(gen: CellMaker, feeds: Sequence[bytes]) -> tuple[ValueFn, list[int] | None]:
+    customers: dict[int, str] = {}
+    customer = gen.customer
+    if gen.family.id != "orders":
+        ids = gen.customers(feeds)
+        return (lambda f, h, i: ids[i]), None
+    pool = gen.pool
+
+    def ref(f: int, h: int, i: int) -> str:
+        who = h % pool
+        out = customers.get(who)
+        if out is None:
+            out = customers[who] = customer(who)
+        return out
+
+    return ref, [pool]
+
+
+def _phone(room: int, hashes: Callable[[], list[int]]) -> tuple[ValueFn, list[int]] | None:
+    refills = _refills_along([789, 800, 10000], room)
+    if refills not in ([], [2]):
+        return None
+    lines = _mores(hashes()) if refills else None
+
+    def phone(f: int, h: int, i: int) -> str:
+        h, area = divmod(h, 789)
+        h, exchange = divmod(h, 800)
+        line = (h if lines is None else lines[i]) % 10000
+        return f"{201 + area}-{200 + exchange}-{line:04d}"
+
+    return phone, []
 
 
 def _email(names: list[Cell] | None) -> ValueFn:
@@ -240,7 +248,7 @@ def _quantity(col: Column) -> tuple[ValueFn, list[int] | None]:
 
 
 def clean_column(
-    gen: _Generator, col: Column, feeds: Sequence[bytes], done: dict[str, list[Cell]]
+    gen: CellMaker, col: Column, feeds: Sequence[bytes], done: dict[str, list[Cell]]
 ) -> list[Cell]:
     """Every clean cell of `col`; `done` holds the columns before it (email reads the name)."""
     n = len(feeds)
@@ -274,7 +282,7 @@ def clean_column(
 
 
 def corrupt_column(
-    gen: _Generator,
+    gen: CellMaker,
     col: Column,
     feeds: Sequence[bytes],
     clean: list[Cell],
@@ -307,7 +315,7 @@ def _pad(h: int, value: str) -> str:
 class _Corrupter:
     """`corrupt_cell` for one column, each draw a `divmod` of the cell's hash."""
 
-    def __init__(self, gen: _Generator, col: Column, aliases: dict[str, str]) -> None:
+    def __init__(self, gen: CellMaker, col: Column, aliases: dict[str, str]) -> None:
         self.gen, self.col = gen, col
         self.written = _threshold(MISSING_WRITTEN_RATE)
         self.corrupted = _threshold(CORRUPTION_RATE[col.kind])

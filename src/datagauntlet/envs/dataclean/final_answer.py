@@ -10,7 +10,7 @@ import json
 import re
 from typing import Any
 
-from datagauntlet.core.episode import loads_strict
+from datagauntlet.core.call_text import loads_strict
 from datagauntlet.core.final_answer import FinalAnswer
 
 _FENCE = re.compile(r"^```[A-Za-z0-9_-]*[ \t]*\n(?P<body>.*)\n```$", re.DOTALL)

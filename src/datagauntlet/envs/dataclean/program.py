@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from datagauntlet.core.episode import loads_strict
+from datagauntlet.core.call_text import loads_strict
 
 MAX_OPERATIONS = 40
 MAX_COLUMNS_PER_OP = 64

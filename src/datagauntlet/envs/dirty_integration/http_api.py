@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from datagauntlet.core.episode import Episode, loads_strict
+from datagauntlet.core.call_text import loads_strict
+from datagauntlet.core.episode import Episode
 from datagauntlet.core.http_api import HttpRequest, HttpResponse
 
 # path: (method, query parameters it takes)

@@ -38,45 +38,18 @@ from datagauntlet.frontdoors.server.protocol import (
     ANSWER_FIELDS,
     CALL_FIELDS,
     BadRequest,
-    dumps,
     object_with,
-    parse_json,
     session_request,
 )
+from datagauntlet.frontdoors.server.replies import json_reply as _json
+from datagauntlet.frontdoors.server.replies import read_body
 from datagauntlet.frontdoors.server.sessions import LimitReached, SessionStore, UnknownSession
 
 logger = logging.getLogger("datagauntlet.server")
 
 
-def _json(body: Any, status: int = 200) -> Any:
-    from starlette.responses import Response
-
-    return Response(dumps(body), status_code=status, media_type="application/json")
-
-
 def _error(status: int, message: str) -> Any:
     return _json({"error": message, "status": status}, status)
-
-
-async def read_body(request: Any, limit: int) -> Any:
-    declared = request.headers.get("content-length")
-    if declared is not None:
-        if not declared.isdigit():
-            raise BadRequest(400, f"Content-Length must be a number of bytes, got {declared!r}")
-        if int(declared) > limit:
-            raise BadRequest(413, f"body of {int(declared):,} bytes is over the limit of {limit:,}")
-    from starlette.requests import ClientDisconnect
-
-    chunks, size = [], 0
-    try:
-        async for chunk in request.stream():
-            size += len(chunk)
-            if size > limit:
-                raise BadRequest(413, f"body is over the limit of {limit:,} bytes")
-            chunks.append(chunk)
-    except ClientDisconnect:  # the client hung up mid-body: nothing to answer, nothing to log
-        raise BadRequest(400, "the client closed the connection before its body ended") from None
-    return parse_json(b"".join(chunks), limit)
 
 
 def _step_reply(session: Any, step: Any) -> dict[str, Any]:

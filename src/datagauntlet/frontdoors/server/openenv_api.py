@@ -131,7 +131,8 @@ def routes(store: SessionStore) -> list[Any]:
     from starlette.routing import Route, WebSocketRoute
 
     from datagauntlet.core.registry import env_class
-    from datagauntlet.frontdoors.server.app import _json, read_body
+    from datagauntlet.frontdoors.server.replies import json_reply as _json
+    from datagauntlet.frontdoors.server.replies import read_body
 
     def env_of(request: Any) -> str:
         env_id = request.path_params["env"]

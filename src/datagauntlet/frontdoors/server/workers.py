@@ -38,7 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.frontdoors.server.run import GRACEFUL_SECONDS, bind
+from datagauntlet.frontdoors.server.listen import GRACEFUL_SECONDS, bind
 from datagauntlet.frontdoors.server.sessions import Limits
 from datagauntlet.frontdoors.server.tally import Tally
 

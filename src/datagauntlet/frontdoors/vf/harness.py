@@ -179,7 +179,7 @@ def _unknown(name: Any, dispatch: Mapping[str, Any]) -> dict[str, Any]:
 async def _mcp_tools(mcp_urls: dict[str, str], timeout: float, stack: AsyncExitStack) -> _Tools:
     from verifiers.v1.harnesses.utils.mcp import connect_mcp, mcp_content_to_chat_content
 
-    from datagauntlet.core.episode import loads_strict
+    from datagauntlet.core.call_text import loads_strict
     from datagauntlet.frontdoors.mcp_server import RAW_ARGUMENTS_META
 
     servers = {n: {"url": u, "timeout": timeout} for n, u in mcp_urls.items()}

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-PARTS = ("landlock.py", "seccomp.py", "audit.py", "main.py")
+PARTS = ("landlock.py", "seccomp.py", "audit_paths.py", "audit_rules.py", "audit.py", "main.py")
 ENTRY = """
 import sys as _sys
 run_user(*launch(eval(_sys.argv[1], {"__builtins__": {}})))

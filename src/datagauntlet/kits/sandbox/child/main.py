@@ -1,8 +1,8 @@
 """The launcher's sequence: raise each requested wall, report it, then run the user's code.
 
 Standard library only. It runs as the first code of the child interpreter (compiled into the
-runtime as a .pyc), with the names of landlock.py, seccomp.py and audit.py in its globals.
-Order matters: the network namespace needs root, so it comes before the drop to an
+runtime as a .pyc), with the names of landlock.py, seccomp.py and the three audit files in
+its globals. Order matters: the network namespace needs root, so it comes before the drop to an
 unprivileged user; Landlock and seccomp need no_new_privs; seccomp refuses the very calls
 the earlier walls make, so it comes last among the kernel walls; the audit hook refuses
 ctypes, which the others use, so it is installed after them and after ctypes is unloaded.
@@ -29,17 +29,7 @@ def launch(cfg):
     def say(*parts):
         os.write(fd, ("\t".join(parts) + "\n").encode("utf-8", "replace"))
 
-    chunks = []
-    while True:
-        chunk = os.read(0, 1 << 20)
-        if not chunk:
-            break
-        chunks.append(chunk)
-    source = b"".join(chunks)
-    null = os.open("/dev/null", os.O_RDWR)
-    os.dup2(null, 0)
-    os.close(null)
-
+    source = _read_source()
     wanted = set(cfg["walls"])
     state = {}
     libc = None
@@ -102,6 +92,22 @@ def launch(cfg):
         sys.path[:] = [p for p in sys.path if p.startswith(cfg["runtime"] + "/")]
     say("S")
     return compile(source, cfg["filename"], "exec", dont_inherit=True), fd
+
+
+def _read_source():
+    """The user's script, all of stdin; stdin then reads /dev/null."""
+    import os
+
+    chunks = []
+    while True:
+        chunk = os.read(0, 1 << 20)
+        if not chunk:
+            break
+        chunks.append(chunk)
+    null = os.open("/dev/null", os.O_RDWR)
+    os.dup2(null, 0)
+    os.close(null)
+    return b"".join(chunks)
 
 
 def _set_rlimits(limits):

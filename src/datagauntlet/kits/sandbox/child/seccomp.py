@@ -212,6 +212,11 @@ def build_filter(arch, own_pid, report_fd):
     mark("kill")
     emit(RET_K, RET_KILL_PROCESS)
 
+    return _resolve_jumps(prog, labels)
+
+
+def _resolve_jumps(prog, labels):
+    """Each label a jump names turned into the relative offset BPF wants (0..255)."""
     out = []
     for i, (code, jt, jf, k) in enumerate(prog):
         jt = labels[jt] - i - 1 if isinstance(jt, str) else jt
