@@ -520,6 +520,40 @@ def test_a_dropped_payouts_table_is_unreadable_by_name(tmp_path: Path) -> None:
     assert out.detail == {"unreadable": "table payouts is gone"} and out.status == "ok"
 
 
+# --- a finding is identified only with an event that evidences it ----------------------------
+TWELVE = tuple(f"family_{i:02d}" for i in range(12))
+
+
+def _concentrated() -> Truth:
+    """Three pairs, all on p1: the shape T3/T4 produce when their defects share a partner."""
+    manifest = {(TWELVE[i], "p1"): {f"e{i}"} for i in range(3)}
+    return Truth(**{**truth(manifest).__dict__, "families": TWELVE})
+
+
+def test_a_pair_is_identified_only_with_an_event_that_evidences_it() -> None:
+    t = truth()
+    uncited = [dict(f, event_id="none") for f in PERFECT]
+    assert values(t, uncited, outcome(REPAIRED))["defect_identification"] == 0.0
+    swapped = [dict(PERFECT[0], event_id="e9"), dict(PERFECT[1], event_id="e1")]
+    assert values(t, swapped, outcome(REPAIRED))["defect_identification"] == 0.0
+    one = [PERFECT[0], dict(PERFECT[1], event_id="none")]
+    assert values(t, one, outcome(REPAIRED))["defect_identification"] == pytest.approx(
+        round(f_beta(0.5, 0.5), 6)
+    )
+
+
+@pytest.mark.parametrize("cite", ["none", "e-not-evidence"])
+def test_reciting_every_family_for_one_partner_stays_under_the_probe_ceiling(cite: str) -> None:
+    """Every family for the partner that carries all three pairs (the public worst case was
+    0.0882 when a pair counted without its evidence): nothing is identified."""
+    from datagauntlet.envs.event_recon.probes import PROBE_CEILING
+
+    recital = [{"family": f, "partner_id": "p1", "event_id": cite} for f in TWELVE]
+    s = grade(_concentrated(), report(recital), outcome({}), [])
+    assert s.reward <= PROBE_CEILING
+    assert s.components["defect_identification"]["value"] == 0.0
+
+
 def test_a_short_report_on_a_preserved_exact_ledger_is_report_imperfect() -> None:
     """The preservation label is not a catch-all: rows kept, report short, the old label."""
     s = grade(truth(), report(PERFECT[:1]), outcome(REPAIRED), [])

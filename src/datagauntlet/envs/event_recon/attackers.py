@@ -14,8 +14,9 @@ It learns the payload's field names and the ledger's columns from the data itsel
   - re-buckets every event row into the month of its event in its program's own zone.
 
 No rate, basis, bar or rounding mode is involved in any of it. Invariant 7 of the generator
-bounds what this can finish: at most half of a task's broken partners. `tests/event_recon/
-test_er_attackers.py` holds it to its lines (no task solved, ledger component <= 0.15).
+bounds what this can finish: at most a quarter of a task's broken partners. `tests/event_recon/
+test_er_attackers.py` and the gates hold it to its lines (no task solved, the ledger component
+under the fitted lines of `ceilings.json`).
 """
 
 from __future__ import annotations

@@ -15,9 +15,14 @@ And the widenings found since (`attackers.py` runs the same ones):
 - `under_bar`: drop the rows of an order whose latest gross is under the database's bar;
 - `refund_all`: a refund with no amount reverses everything the order booked;
 - `refund_full` / `refund_share`: a refund the builder dropped (delivered before its order)
-  reverses the booked accrual scaled by refunded / latest gross, rounded half up.
+  reverses the booked accrual scaled by refunded / latest gross, rounded half up;
+- `tier_scale`: an order whose code caches a tier other than its holder's has its booked rows
+  scaled by the ratio of the two tiers' rates in the database's schedule, rounded half up
+  (`attack_scaling.tier_ratios`, which `workspace_only_scaled` runs).
 
-Invariant 7 bounds how many of a task's broken partners all of these together finish.
+Invariant 7 bounds how many of a task's broken partners all of these together finish, so the
+list must hold every repair a shipped workspace-only policy makes
+(tests/event_recon/test_er_invariant7.py plays each one against it).
 """
 
 from __future__ import annotations
@@ -30,7 +35,7 @@ from datagauntlet.envs.event_recon.builder import parse_time
 from datagauntlet.envs.event_recon.draft import Draft
 from datagauntlet.envs.event_recon.records import Envelope, LedgerEntry, Projection
 
-WIDENINGS = ("under_bar", "refund_all", "refund_full", "refund_share")
+WIDENINGS = ("under_bar", "refund_all", "refund_full", "refund_share", "tier_scale")
 
 
 def _minor(value: Any) -> int | None:
@@ -38,6 +43,37 @@ def _minor(value: Any) -> int | None:
         return acc.money_from_wire(value)
     except (ValueError, ArithmeticError):
         return None
+
+
+def _rate(draft: Draft, program_id: str, tier: str, at: str) -> int | None:
+    versions = [
+        v
+        for v in draft.schedule
+        if v.program_id == program_id and v.tier == tier and v.effective_from <= at
+    ]
+    return max(versions, key=lambda v: v.effective_from).rate_bps if versions else None
+
+
+def tier_ratios(draft: Draft, envelopes: list[Envelope]) -> dict[str, tuple[int, int]]:
+    """Orders whose code caches a tier other than its holder's: (holder's rate, cached rate)."""
+    s = draft.schema
+    out: dict[str, tuple[int, int]] = {}
+    for env in envelopes:
+        if env.event_type != "order.created":
+            continue
+        p = env.payload
+        at = str(p.get(s.time_field, ""))
+        row = draft.code_row_at(str(p.get(s.code_field, "")), at)
+        if row is None or row.partner_id not in draft.partners:
+            continue
+        holder = draft.partners[draft.survivor(row.partner_id)]
+        if holder.tier == row.tier:
+            continue
+        right = _rate(draft, row.program_id, holder.tier, at)
+        cached = _rate(draft, row.program_id, row.tier, at)
+        if right and cached:
+            out[str(p.get(s.order_field))] = (right, cached)
+    return out
 
 
 def bookkeeping_projection(
@@ -120,6 +156,7 @@ def bookkeeping_projection(
             amount = accrual[o].amount_minor
             inserts.append((o, e, -((amount * part * 2 + total) // (2 * total))))
 
+    ratios = tier_ratios(draft, envelopes) if "tier_scale" in widen else {}
     totals: dict[str, dict[str, int]] = {p: defaultdict(int) for p in draft.partners}
 
     def add(partner_id: str, period: str, amount: int) -> None:
@@ -137,7 +174,11 @@ def bookkeeping_projection(
             )
             if stamp:
                 period = acc.period_of(parse_time(stamp), draft.programs[e.program_id].payout_zone)
-        add(e.partner_id, period, e.amount_minor)
+        amount = e.amount_minor
+        if e.order_ref in ratios:
+            right, cached = ratios[e.order_ref]
+            amount = (2 * amount * right + cached) // (2 * cached)
+        add(e.partner_id, period, amount)
     for order, event, amount in inserts:
         template = accrual[order]
         stamp = event_time.get(event, "")

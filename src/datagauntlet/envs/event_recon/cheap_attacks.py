@@ -10,12 +10,14 @@
   alone, for a policy that never looks at the task.
 - `fixed_script_perfect_report` (sees the truth): that script under the manifest's report:
   what a blind fixed script adds to a perfect report (nothing, if it is <= 0.40).
-- `schema_report`: reads nothing but the table names, the ledger's column names and the
-  roster's ids, and names every published family for the first partner by id; touch script.
-  It is the one-family sweep turned on its side (every family, one partner), and is gated the
-  same way: at a bound derived from the task's shape (`partner_bound`), not at the 0.05 of the
-  single-axis probes. When the partner it guesses carries every pair of the task, F-beta pays
-  a dozen claims with precision k/12 and recall 1 (0.0882 on the public split's worst task).
+- `schema_report`: reads nothing but the table names, the ledger's column names, the roster's
+  ids and the first partner's first ledger event, and names every published family for that
+  partner citing that event; touch script. It is the one-family sweep turned on its side (every
+  family, one partner). A pair counts as found only with an event that evidences it
+  (`grader.grounded`), so it finds only the families whose evidence that one event happens to
+  be: without that rule it scored 0.0882 on the public split's worst task (the first partner
+  carried all three pairs, and F-beta paid twelve claims at precision 3/12, recall 1). It is a
+  single-axis probe, held to `PROBE_CEILING` on every task, and never above `partner_bound`.
 - `merged_report`: reads one column, `partners.merged_into`, and reports
   `identity_fragmentation` for each merged duplicate and its survivor, citing the duplicate's
   first ledger event; touch script. It is a real detection made from one column, and it shows
@@ -68,7 +70,16 @@ def schema_report(ep: Episode) -> None:
     ep.call("sql_query", {"query": "SELECT * FROM ledger_entries LIMIT 0"})
     out = ep.call("sql_query", {"query": "SELECT partner_id FROM partners ORDER BY 1 LIMIT 1"})
     first = str(out["rows"][0][0]) if out.get("rows") else "none"
-    findings = [{"family": f, "partner_id": first, "event_id": "none"} for f in _families(ep)]
+    cited = ep.call(
+        "sql_query",
+        {
+            "query": "SELECT event_id FROM ledger_entries WHERE event_id IS NOT NULL AND "
+            "partner_id = (SELECT partner_id FROM partners ORDER BY 1 LIMIT 1) "
+            "ORDER BY rowid LIMIT 1"
+        },
+    )
+    event = str(cited["rows"][0][0]) if cited.get("rows") else "none"
+    findings = [{"family": f, "partner_id": first, "event_id": event} for f in _families(ep)]
     submit(ep, findings, TOUCH)
 
 

@@ -1,15 +1,24 @@
 """The full gate run of event-recon, kept as a file its docs page's gate table is rendered from.
 
     python -m datagauntlet.envs.event_recon.gate_report [--workers 2] [--write] [--render]
+    python -m datagauntlet.envs.event_recon.gate_report --split private [--secret-file PATH]
+        [--write [--out PATH]]
 
 runs every gate row (the shared ones and event-recon's own) over the 120 public tasks. With
 `--write` it writes `docs/envs/event-recon-gates.json` (the rows; each policy's reward and
 ledger component per task; each sweep family's and cheap attack's reward per task; the tiers;
 the time each gate took) and re-renders the table in `docs/envs/event-recon.md` from it.
 `--render` only re-renders the table from the committed file.
+
+`--split private` gates the held-out split for the secret given at run time (`--secret-file`,
+or `DATAGAUNTLET_SECRET` / `DATAGAUNTLET_SECRET_FILE`); with `--write` it writes the whole
+split's figures to `docs/envs/event-recon-gates-private.json` (or `--out`): the same rows and
+per-task figures, keyed by task id, and the secret's public name (`seeding.secret_id`). Neither
+the secret nor any task seed is written, so the figures can be published.
+
 `tests/event_recon/test_er_gate_report.py` checks that the page's table is what the file
-renders, that each row is what the file's per-task figures add up to, and replays a sample
-of tasks to check those per-task figures are the code's.
+renders, that each row is what the file's per-task figures add up to, and replays a sample of
+tasks to check those per-task figures are the code's.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +37,7 @@ from datagauntlet.core.gates import GateRun
 
 ROOT = Path(__file__).resolve().parents[4]
 REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
+PRIVATE_REPORT = ROOT / "docs" / "envs" / "event-recon-gates-private.json"
 PAGE = ROOT / "docs" / "envs" / "event-recon.md"
 BEGIN = "<!-- gates:event-recon -->"
 END = "<!-- /gates:event-recon -->"
@@ -56,7 +66,7 @@ def prefetch(g: GateRun, policies: Sequence[str]) -> None:
         mapper = ProcessMapper(g.workers)
         try:
             config = g.env.config.as_dict()
-            results = list(mapper.map([(g.env.id, config, p, t.full_dict()) for p, t in jobs]))
+            results = list(mapper.map([(g.env.id, config, p, t.as_dict()) for p, t in jobs]))
         finally:
             mapper.close()
     for policy in policies:
@@ -73,7 +83,6 @@ def _loadavg() -> float | None:
 def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[str, Any]:
     from datagauntlet.core.gates import SHARED_GATES
     from datagauntlet.core.registry import make
-    from datagauntlet.envs.event_recon.splits import HELDOUT_SPLITS, heldout_status
 
     env = make("event-recon")
     g = RecordingRun(env, split, n, workers)
@@ -93,9 +102,8 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     results = {policy: g.results(policy) for policy in env.policies()}
     return {
         "env": env.id,
-        "canary": env.canary,  # the gate JSON is an exported record of the tasks too
-        "families": heldout_status() if split in HELDOUT_SPLITS else "the public twelve",
         "split": split,
+        **_secret_field(split),
         "tasks": len(g.tasks),
         "workers": workers,
         "seconds": round(time.perf_counter() - start, 1),
@@ -114,6 +122,12 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     }
 
 
+def _secret_field(split: str) -> dict[str, str]:
+    from datagauntlet.core import seeding
+
+    return {"secret_id": seeding.secret_id()} if seeding.is_held_out(split) else {}
+
+
 def _cell(value: Any) -> str:
     if isinstance(value, float):
         return f"{value:.4f}"
@@ -121,19 +135,16 @@ def _cell(value: Any) -> str:
 
 
 def table(report: dict[str, Any]) -> str:
-    """The page's block: one line of provenance, then every row with its bound."""
+    """The page block: one line of provenance, then every row with its bound."""
     passing = sum(1 for r in report["rows"] if r["ok"])
     load = report.get("loadavg") or [None, None]
+    secret = f" (secret {report['secret_id']})" if report.get("secret_id") else ""
     lines = [
-        f"{report['tasks']} {report['split']} tasks, {passing} of {len(report['rows'])} rows "
+        f"{report['tasks']} {report['split']}{secret} tasks, {passing} of {len(report['rows'])} "
+        "rows "
         f"passing; {report['seconds']:.0f} s with --workers {report['workers']} "
         f"(load average {load[0]} at the start, {load[1]} at the end).",
         "",
-        *(
-            [report["families"], ""]
-            if report.get("split") != "public" and "families" in report
-            else []
-        ),
         "| gate | value | bound | ok |",
         "|---|---:|---|:---:|",
     ]
@@ -157,6 +168,30 @@ def page_block(text: str) -> str:
     return body.strip("\n")
 
 
+def rejudge(report: dict[str, Any]) -> dict[str, Any]:
+    """The run with its fitted-ceiling rows (the sweep's maximum, each workspace-only policy's
+    mean lines) judged again against `ceilings.json`, from the run's own per-task figures: what
+    a new run of the same code would give, after `fit_ceilings --write` moved the lines."""
+    from datagauntlet.envs.event_recon import gates as er_gates
+
+    ids = list(report["tiers"])
+    fresh: dict[str, dict[str, Any]] = {}
+    for name, ledger in report["ledger"].items():
+        if name not in er_gates.fit_ceilings.attacker_names():
+            continue
+        results = [(report["per_task"][name][i], {"ledger_correctness": ledger[i]}) for i in ids]
+        tiers = [report["tiers"][i] for i in ids]
+        for row in er_gates.attacker_rows(name, tiers, results):
+            fresh[row.name] = asdict(row)
+    high = max(v for by_task in report["sweep"].values() for v in by_task.values())
+    line = er_gates.SWEEP_CEILING
+    fresh["sweep-max"] = asdict(
+        er_gates.Row("sweep-max", round(high, 4), f"<= {line:g}", high <= line)
+    )
+    rows = [dict(fresh.get(r["name"], r)) for r in report["rows"]]
+    return {**report, "rows": rows, "ok": all(r["ok"] for r in rows)}
+
+
 def render_page(report: dict[str, Any], path: Path = PAGE) -> None:
     text = path.read_text()
     page_block(text)  # both markers present, or ValueError
@@ -165,38 +200,80 @@ def render_page(report: dict[str, Any], path: Path = PAGE) -> None:
     path.write_text(f"{head}{BEGIN}\n{table(report)}\n{END}{tail}")
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--workers", type=int, default=1, help="worker processes (default 1)")
     parser.add_argument("--split", default="public", help="split to gate (default public)")
     parser.add_argument("-n", type=int, default=None, help="first N tasks (default: all)")
     parser.add_argument(
-        "--write", action="store_true", help=f"write {REPORT.name} and the table in {PAGE.name}"
+        "--write",
+        action="store_true",
+        help=f"write {REPORT.name} and its table ({PRIVATE_REPORT.name} for private)",
+    )
+    parser.add_argument("--out", type=Path, default=None, help="with --write: the file to write")
+    parser.add_argument(
+        "--secret-file", default=None, help="the held-out secret (else DATAGAUNTLET_SECRET)"
     )
     parser.add_argument(
         "--render",
         action="store_true",
         help=f"only re-render the table in {PAGE.name} from {REPORT.name}",
     )
+    parser.add_argument(
+        "--rejudge",
+        action="store_true",
+        help=f"re-judge {REPORT.name}'s fitted-ceiling rows against ceilings.json, and re-render",
+    )
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def _refusal(args: argparse.Namespace) -> str | None:
+    """Why these arguments cannot run, or None."""
+    from datagauntlet.core import seeding
+
     if args.workers < 1 or (args.n is not None and args.n < 1):
-        print("gate_report: --workers and -n must be >= 1", file=sys.stderr)
-        return 2
-    if args.render:
+        return "--workers and -n must be >= 1"
+    if args.write and args.n is not None:
+        return "--write records a whole split only"
+    if args.write and args.split not in ("public", "private"):
+        return "--write records the public or the private split only"
+    if args.out is not None and not args.write:
+        return "--out goes with --write"
+    if args.out is not None and args.split == "public":
+        return "--out is for the private split (public writes the committed file and page)"
+    if seeding.is_held_out(args.split):
         try:
-            render_page(load())
+            if args.secret_file:
+                seeding.use_secret_file(args.secret_file)
+            seeding.secret_id()
+        except seeding.SecretMissing as exc:
+            return str(exc)
+    return None
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    if args.render or args.rejudge:
+        try:
+            report = rejudge(load()) if args.rejudge else load()
+            if args.rejudge:
+                REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+            render_page(report)
         except (OSError, ValueError) as exc:
             print(f"gate_report: {exc}", file=sys.stderr)
             return 2
         return 0
-    if args.write and (args.split != "public" or args.n is not None):
-        print("gate_report: --write records the full public split only", file=sys.stderr)
+    problem = _refusal(args)
+    if problem:
+        print(f"gate_report: {problem}", file=sys.stderr)
         return 2
     report = run(args.workers, args.split, args.n)
     if args.write:
-        REPORT.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
-        render_page(report)
+        path = REPORT if args.split == "public" else (args.out or PRIVATE_REPORT)
+        path.write_text(json.dumps(report, indent=1, sort_keys=True) + "\n")
+        if args.split == "public":
+            render_page(report)
     if args.json:
         print(json.dumps(report, sort_keys=True))
     else:

@@ -6,15 +6,20 @@ Each row is a named figure with its bound:
 - `probe-max:<name>`: each single-axis probe's highest reward on any task (<= PROBE_CEILING);
 - `sweep-bound`: tasks where a one-family sweep beat its own derived bound (== 0);
 - `sweep-max`: the sweep's highest reward over every family and task (<= SWEEP_CEILING);
-- `workspace-attacker:*`: the strongest workspace-only policy solves nothing, and its ledger
-  component stays under its split-wide and per-tier lines;
+- `<policy>:*`, for every shipped workspace-only policy (`attackers.policies()`): it solves
+  nothing, repairs no partner invariant 7 did not count as repairable, and its ledger component
+  stays under its split-wide and per-tier lines;
 - `cross-check`, `workspace-determinism`, `leakage`, `canary`: the world's own checks
   (see docs/envs/event-recon.md).
+
+A row over zero tasks fails: a gate that judged nothing proves nothing. The three fitted lines
+are read from `ceilings.json`, where `fit_ceilings.py` stores them with the sample they name.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import statistics
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
@@ -22,6 +27,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from datagauntlet.core.episode import Task
+from datagauntlet.envs.event_recon import fit_ceilings
 from datagauntlet.envs.event_recon.probes import (
     PROBE_CEILING,
     SWEEP_PREFIX,
@@ -29,12 +35,13 @@ from datagauntlet.envs.event_recon.probes import (
     sweep_policies,
 )
 
-# The sweep's ceiling is a drift detector, not a security bound: the composite below is what
-# bounds adversarial reward. Fitted as the largest derived per-task bound over the 120 public
-# tasks, rounded up (see `derived_sweep_ceiling`).
-SWEEP_CEILING = 0.32
-ATTACKER_LEDGER_MEAN = 0.15
-ATTACKER_LEDGER_TIER = 0.17
+# Drift detectors, not security bounds (the workspace-only policies solving nothing is what
+# bounds adversarial reward): each fitted by `fit_ceilings.py` on the measured maxima of a full
+# public run, with its margin; `FIT` names the sample, the date and the code.
+FIT = fit_ceilings.load()
+SWEEP_CEILING = float(FIT["ceilings"]["sweep"])
+ATTACKER_LEDGER_MEAN = float(FIT["ceilings"]["attacker_ledger_mean"])
+ATTACKER_LEDGER_TIER = float(FIT["ceilings"]["attacker_ledger_tier"])
 RERUNS = 200
 TIER_TASKS = 30  # a tier of the public split: the population the mean lines were fitted on
 
@@ -96,7 +103,8 @@ def reference_reruns(env: Any, tasks: Sequence[Task], workers: int, reruns: int 
 
 def probe_max(name: str, rewards: Sequence[float]) -> Row:
     high = max(rewards, default=0.0)
-    return Row(f"probe-max:{name}", round(high, 4), f"<= {PROBE_CEILING:g}", high <= PROBE_CEILING)
+    ok = high <= PROBE_CEILING and bool(rewards)
+    return Row(f"probe-max:{name}", round(high, 4), f"<= {PROBE_CEILING:g}", ok)
 
 
 def sweep_rows(
@@ -121,8 +129,13 @@ def sweep_rows(
         over += reward > bound + 1e-6
     high = max((r for r, _ in results), default=0.0)
     return [
-        Row(f"sweep-bound ({len(jobs)} episodes)", over, "== 0", over == 0),
-        Row("sweep-max", round(high, 4), f"<= {SWEEP_CEILING:g}", high <= SWEEP_CEILING),
+        Row(f"sweep-bound ({len(jobs)} episodes)", over, "== 0", over == 0 and bool(jobs)),
+        Row(
+            "sweep-max",
+            round(high, 4),
+            f"<= {SWEEP_CEILING:g}",
+            high <= SWEEP_CEILING and bool(jobs),
+        ),
     ]
 
 
@@ -149,7 +162,6 @@ def cheap_rows(
         families = len(env.families(task))  # the families this task's contract publishes
         bound = max((partner_bound(truth.manifest, families, p) for p in truth.partners), default=0)
         over += reward > bound + 1e-6
-    schema = max(rewards["schema_report"], default=0.0)
     touch = rewards["perfect_report_touch"]
     exact = bool(touch) and all(abs(r - REPORT_VALUE) < 1e-9 for r in touch)
     spread = f"{min(touch, default=0.0):.4f}-{max(touch, default=0.0):.4f}"
@@ -164,32 +176,19 @@ def cheap_rows(
             "report-only:fixed_script_perfect_report",
             round(blind, 4),
             f"<= {REPORT_VALUE:g}",
-            blind <= REPORT_VALUE + 1e-9,
+            blind <= REPORT_VALUE + 1e-9 and bool(tasks),
         ),
-        Row(f"schema_report-bound ({len(tasks)} episodes)", over, "== 0", over == 0),
         Row(
-            "schema_report-max",
-            round(schema, 4),
-            f"<= {SWEEP_CEILING:g}",
-            schema <= SWEEP_CEILING,
+            f"schema_report-bound ({len(tasks)} episodes)", over, "== 0", over == 0 and bool(tasks)
         ),
+        probe_max("schema_report", rewards["schema_report"]),
         Row(
             "report-only:merged_report",
             round(merged, 4),
             f"<= {REPORT_VALUE:g}",
-            merged <= REPORT_VALUE + 1e-9,
+            merged <= REPORT_VALUE + 1e-9 and bool(tasks),
         ),
     ]
-
-
-def derived_sweep_ceiling(env: Any, tasks: Sequence[Task]) -> float:
-    """The largest per-task sweep bound over `tasks` (what SWEEP_CEILING was fitted to)."""
-    best = 0.0
-    for task in tasks:
-        truth = env.episode_truth(task)
-        for f in env.families(task):
-            best = max(best, sweep_bound(truth.manifest, len(truth.partners), f))
-    return best
 
 
 def attacker_rows(
@@ -215,7 +214,7 @@ def attacker_rows(
         return f"<= {limit:g}" if judged else f"<= {limit:g} (not judged on {n} tasks)"
 
     rows = [
-        Row(f"{name}:solved", solved, "== 0", solved == 0),
+        Row(f"{name}:solved", solved, "== 0", solved == 0 and bool(results)),
         Row(
             f"{name}:ledger-max",
             high,
@@ -253,37 +252,48 @@ def cross_check_row(env: Any, tasks: Sequence[Task]) -> Row:
 
     try:
         n, projections = cross_check_all(_records(env, tasks))
-    except TaskRefused as exc:
-        return Row("cross-check", f"refused: {exc}"[:200], f"{len(tasks)}/{len(tasks)}", False)
+    except TaskRefused as exc:  # a held-out seed is a secret: the row may be published
+        text = re.sub(r"seed \d+", "seed <held out>", str(exc))
+        return Row("cross-check", f"refused: {text}"[:200], f"{len(tasks)}/{len(tasks)}", False)
     return Row(
         f"cross-check ({projections:,} partner projections)",
         f"{n}/{len(tasks)}",
         f"{len(tasks)}/{len(tasks)}",
-        n == len(tasks),
+        n == len(tasks) and n > 0,
     )
 
 
 def determinism_row(env: Any, tasks: Sequence[Task]) -> Row:
-    """Workspaces byte-identical in this process and two others with different hash seeds."""
+    """Workspaces byte-identical in this process and two others with different hash seeds,
+    for every task of a split table (eval's are the public ones, reordered; train and test
+    tasks have no table to rebuild them from in another process, so they are not counted)."""
     from datagauntlet.envs.event_recon.world_checks import (
         digests_in_subprocess,
         workspace_digest,
     )
 
-    public = [t for t in tasks if env.record(t).split == "public"]  # eval is public, reordered
-    indices = [env.record(t).index for t in public]
-    here = [workspace_digest(env.world(t)) for t in public]
-    runs = [digests_in_subprocess(indices, seed) for seed in ("1", "2")]
-    same = sum(1 for i, d in enumerate(here) if all(r[i] == d for r in runs))
-    total = len(public)
-    return Row("workspace-determinism", f"{same}/{total}", f"{total}/{total}", same == total)
+    groups: dict[tuple[str, str | None], list[Task]] = {}
+    for t in tasks:
+        r = env.record(t)
+        if r.split not in ("train", "test"):
+            groups.setdefault((r.split, r.family_module), []).append(t)
+    same = total = 0
+    for (split, module), group in groups.items():
+        indices = [env.record(t).index for t in group]
+        here = [workspace_digest(env.world(t)) for t in group]
+        runs = [digests_in_subprocess(indices, seed, split, module) for seed in ("1", "2")]
+        same += sum(1 for i, d in enumerate(here) if all(r[i] == d for r in runs))
+        total += len(group)
+    ok = same == total > 0  # over zero tasks it proves nothing
+    return Row("workspace-determinism", f"{same}/{total}", f"{total}/{total}", ok)
 
 
 def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
     from datagauntlet.envs.event_recon.world_checks import leak_findings
 
     leaky = sum(1 for t in tasks if leak_findings(env.world(t), env_families(env)))
-    return Row("leakage (string, column, derived)", f"{leaky}/{len(tasks)}", "0", leaky == 0)
+    ok = leaky == 0 and bool(tasks)
+    return Row("leakage (string, column, derived)", f"{leaky}/{len(tasks)}", "0", ok)
 
 
 def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
@@ -296,7 +306,7 @@ def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
         "canary (records / workspaces)",
         f"{on_records}/{n} / {in_workspaces}/{n}",
         f"{n}/{n} / 0/{n}",
-        on_records == n and in_workspaces == 0,
+        on_records == n > 0 and in_workspaces == 0,
     )
 
 
@@ -318,10 +328,28 @@ def _as_results(rows: Sequence[Row]) -> list[Any]:
     return [GateResult(r.name, r.value, r.bound, r.ok) for r in rows]
 
 
-def _attacker(g: Any) -> list[Any]:
-    name = "workspace_only"
-    results = [(r.reward, r.components) for r in g.results(name)]
-    return _as_results(attacker_rows(name, [g.env.tier_of(t) for t in g.tasks], results))
+def invariant7_row(name: str, repaired: Sequence[int], repairable: Sequence[int]) -> Row:
+    """Tasks where a workspace-only policy repaired more partners than the generator counted
+    as repairable without the contract: invariant 7's simulation missed one of its repairs."""
+    over = sum(1 for done, allowed in zip(repaired, repairable, strict=True) if done > allowed)
+    n = len(repaired)
+    return Row(f"{name}:beyond-invariant-7 ({n} tasks)", over, "== 0", over == 0 and n > 0)
+
+
+def _attackers(g: Any) -> list[Any]:
+    """Every shipped workspace-only policy's rows."""
+    from datagauntlet.envs.event_recon.attackers import policies
+
+    tiers = [g.env.tier_of(t) for t in g.tasks]
+    repairable = [len(g.env.world(t).notes["repairable_without_contract"]) for t in g.tasks]
+    rows: list[Row] = []
+    for name in sorted(policies()):
+        played = g.results(name)
+        results = [(r.reward, r.components) for r in played]
+        rows += attacker_rows(name, tiers, results)
+        repaired = [int(r.metrics.get("partners_repaired", 0)) for r in played]
+        rows.append(invariant7_row(name, repaired, repairable))
+    return _as_results(rows)
 
 
 def extra_gates() -> list[Any]:
@@ -345,7 +373,7 @@ def extra_gates() -> list[Any]:
             "sweep",
             rows(lambda g: sweep_rows(g.env, g.tasks, g.workers, getattr(g, "sweep", None))),
         ),
-        Gate("workspace-attacker", _attacker),
+        Gate("workspace-attacker", _attackers),
         Gate(
             "cheap-attacks",
             rows(lambda g: cheap_rows(g.env, g.tasks, g.workers, getattr(g, "cheap", None))),

@@ -5,10 +5,13 @@ ledger_correctness (0.50)   share of the broken partners whose balance projectio
                             script ran on an unmodified copy of db.sqlite, equals the
                             reconciler's exactly; 0 if any partner that was correct no longer is.
 defect_identification (0.30) F-beta, beta = 0.5, over distinct (family, partner_id) pairs
-                            against the manifest.
-evidence_grounding (0.10)   share of the distinct claimed pairs whose every cited event is in
-                            the manifest's evidence for that pair (repeating a pair is inert,
-                            citing loosely for it is not).
+                            against the manifest; a pair counts as found only when it is
+                            grounded (below): a finding is a family, a partner and the event
+                            that shows it, so reciting the family list for a partner finds
+                            nothing even where that partner carries several pairs.
+evidence_grounding (0.10)   share of the distinct claimed pairs that are grounded: in the
+                            manifest, every cited event in its evidence (repeating a pair is
+                            inert, citing loosely for it is not).
 non_destructiveness (0.10)  share of the partners that needed no repair whose ledger rows came
                             out value-identical, 0 if any payouts row changed, times
                             ledger_correctness ("I broke nothing" is true of doing nothing).
@@ -144,9 +147,14 @@ def claimed_pairs(findings: Sequence[Mapping[str, str]]) -> dict[Pair, set[str]]
     return out
 
 
+def grounded(truth: Truth, pair: Pair, events: set[str]) -> bool:
+    """A claimed pair of the manifest whose every cited event evidences it."""
+    return pair in truth.manifest and bool(events) and events <= truth.evidence.get(pair, set())
+
+
 def identification(truth: Truth, claims: Mapping[Pair, set[str]]) -> tuple[float, float, float]:
-    """(precision, recall, F-beta) of the claimed pairs against the manifest."""
-    hits = sum(1 for pair in claims if pair in truth.manifest)
+    """(precision, recall, F-beta) of the grounded claimed pairs against the manifest."""
+    hits = sum(1 for pair, events in claims.items() if grounded(truth, pair, events))
     precision = hits / len(claims) if claims else 0.0
     recall = hits / len(truth.manifest) if truth.manifest else 0.0
     return precision, recall, f_beta(precision, recall)
@@ -155,12 +163,7 @@ def identification(truth: Truth, claims: Mapping[Pair, set[str]]) -> tuple[float
 def grounding(truth: Truth, claims: Mapping[Pair, set[str]]) -> float:
     if not claims:
         return 0.0
-    grounded = sum(
-        1
-        for pair, events in claims.items()
-        if pair in truth.manifest and events <= truth.evidence.get(pair, frozenset())
-    )
-    return grounded / len(claims)
+    return sum(1 for pair, events in claims.items() if grounded(truth, pair, events)) / len(claims)
 
 
 @dataclass(frozen=True)

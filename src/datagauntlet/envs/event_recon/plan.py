@@ -28,7 +28,8 @@ MAX_PAIRS_PER_PARTNER = 1.0
 # Invariant 7: the share of a task's broken partners that the contract-free bookkeeping
 # repairs may finish. The original's "at most half" let a policy that never reads the
 # contract average 0.207 of the ledger component over the public split here (T2 0.30); a
-# quarter keeps it under the 0.15 line the gates hold it to.
+# quarter keeps it well under that; the gates hold it to lines fitted on the split
+# (`ceilings.json`). Every repair of a shipped workspace-only policy is in the simulation.
 MAX_REPAIRABLE_SHARE = 0.25
 DEFECTS_BY_TIER = {1: (1, 1), 2: (2, 2), 3: (3, 5), 4: (4, 5)}
 

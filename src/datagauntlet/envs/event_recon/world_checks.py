@@ -152,19 +152,32 @@ def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]
     return found
 
 
-def digests(indices: Sequence[int]) -> list[str]:
-    records = public_tasks()
+def digests(
+    indices: Sequence[int], split: str = "public", family_module: str | None = None
+) -> list[str]:
+    """Workspace digests of tasks `indices` of a split table (held-out ones need the secret,
+    which a subprocess inherits from the environment)."""
+    from datagauntlet.envs.event_recon.splits import split_tasks
+
+    records = public_tasks() if split == "public" else split_tasks(split, family_module)
     return [workspace_digest(world_of(records[i])) for i in indices]
 
 
-def digests_in_subprocess(indices: Sequence[int], hashseed: str) -> list[str]:
+def digests_in_subprocess(
+    indices: Sequence[int],
+    hashseed: str,
+    split: str = "public",
+    family_module: str | None = None,
+) -> list[str]:
     env = {**os.environ, "PYTHONHASHSEED": hashseed}
+    where = ["--split", split] + (["--family-module", family_module] if family_module else [])
     out = subprocess.run(
         [
             sys.executable,
             "-m",
             "datagauntlet.envs.event_recon.world_checks",
             "digests",
+            *where,
             *map(str, indices),
         ],
         capture_output=True,
@@ -176,16 +189,30 @@ def digests_in_subprocess(indices: Sequence[int], hashseed: str) -> list[str]:
     return out.stdout.split()
 
 
+USAGE = (
+    "usage: python -m datagauntlet.envs.event_recon.world_checks digests "
+    "[--split SPLIT] [--family-module MODULE] INDEX..."
+)
+
+
 def main(argv: Sequence[str]) -> int:
-    if len(argv) >= 1 and argv[0] == "digests":
-        for digest in digests([int(a) for a in argv[1:]]):
-            print(digest)
-        return 0
-    print(
-        "usage: python -m datagauntlet.envs.event_recon.world_checks digests INDEX...",
-        file=sys.stderr,
+    if not argv or argv[0] != "digests":
+        print(USAGE, file=sys.stderr)
+        return 2
+    rest = list(argv[1:])
+    options: dict[str, str] = {}
+    while rest and rest[0] in ("--split", "--family-module") and len(rest) >= 2:
+        options[rest[0]] = rest[1]
+        rest = rest[2:]
+    if not all(a.isdigit() for a in rest):
+        print(USAGE, file=sys.stderr)
+        return 2
+    found = digests(
+        [int(a) for a in rest], options.get("--split", "public"), options.get("--family-module")
     )
-    return 2
+    for digest in found:
+        print(digest)
+    return 0
 
 
 if __name__ == "__main__":
