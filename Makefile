@@ -47,8 +47,8 @@ bench: $(STAMP)
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2
-	$(BIN)/python -m datagauntlet.envs.event_recon.gate_report --workers 2 --write
-	if [ -n "$$DATAGAUNTLET_SECRET$$DATAGAUNTLET_SECRET_FILE" ]; then $(BIN)/python -m datagauntlet.envs.event_recon.gate_report --split private --workers 2 --write; fi
+	$(BIN)/python -m datagauntlet.envs.event_recon.gates.gate_report --workers 2 --write
+	if [ -n "$$DATAGAUNTLET_SECRET$$DATAGAUNTLET_SECRET_FILE" ]; then $(BIN)/python -m datagauntlet.envs.event_recon.gates.gate_report --split private --workers 2 --write; fi
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 	DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/frontdoors/test_fd_env_wheels.py -q
 

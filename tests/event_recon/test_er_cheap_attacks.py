@@ -13,8 +13,8 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon import cheap_attacks, probes
-from datagauntlet.envs.event_recon.grader import BETA, f_beta
+from datagauntlet.envs.event_recon.attacks import cheap_attacks, probes
+from datagauntlet.envs.event_recon.grading.grader import BETA, f_beta
 
 T1, T4 = 3, 97  # public task indices: one of tier 1, one of tier 4
 MERGED = 94  # a public tier-4 task whose manifest has identity_fragmentation

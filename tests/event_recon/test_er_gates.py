@@ -11,8 +11,8 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon import gates as er_gates
-from datagauntlet.envs.event_recon.probes import SINGLE_AXIS, sweep_bound
+from datagauntlet.envs.event_recon.attacks.probes import SINGLE_AXIS, sweep_bound
+from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
 
 SAMPLE = 4  # one task per tier (the eval split interleaves tiers)
 
@@ -114,7 +114,7 @@ def test_every_workspace_only_policy_solves_nothing_on_the_sample(name: str) -> 
 
 def test_the_attacker_gate_covers_every_shipped_workspace_only_policy() -> None:
     from datagauntlet.core.gates import GateRun
-    from datagauntlet.envs.event_recon.attackers import policies
+    from datagauntlet.envs.event_recon.attacks.attackers import policies
 
     g = GateRun(env(), "eval", 1)
     gate = next(x for x in er_gates.extra_gates() if x.name == "workspace-attacker")

@@ -16,9 +16,9 @@ from typing import Any
 import pytest
 
 import datagauntlet as dg
-from datagauntlet.envs.event_recon import attackers
-from datagauntlet.envs.event_recon.grader import same
-from datagauntlet.envs.event_recon.plan import MAX_REPAIRABLE_SHARE
+from datagauntlet.envs.event_recon.attacks import attackers
+from datagauntlet.envs.event_recon.grading.grader import same
+from datagauntlet.envs.event_recon.world.plan import MAX_REPAIRABLE_SHARE
 
 # Public tasks where the rate-scaling attack repaired partners before the simulation knew it
 # (1 it solved outright), and one of each tier besides.

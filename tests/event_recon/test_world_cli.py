@@ -12,9 +12,9 @@ import pytest
 from world_helpers import sample_world
 
 from datagauntlet.cli.main import main
-from datagauntlet.envs.event_recon.records import FILES
+from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import public_tasks
-from datagauntlet.envs.event_recon.world_checks import world_of
+from datagauntlet.envs.event_recon.world.records import FILES
 
 
 def cli(argv: list[str]) -> int:

@@ -14,8 +14,8 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from datagauntlet.core import seeding
-from datagauntlet.envs.event_recon.families import Family, builtin_families
-from datagauntlet.envs.event_recon.records import TIERS
+from datagauntlet.envs.event_recon.world.families import Family, builtin_families
+from datagauntlet.envs.event_recon.world.records import TIERS
 
 ENV_ID = "event-recon"
 # The held-out families' own distribution (`heldout/` in the repository, `datagauntlet-heldout`):

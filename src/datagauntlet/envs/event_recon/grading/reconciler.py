@@ -18,8 +18,8 @@ from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.envs.event_recon.records import FILES, Projection
-from datagauntlet.envs.event_recon.zones import zone
+from datagauntlet.envs.event_recon.world.records import FILES, Projection
+from datagauntlet.envs.event_recon.world.zones import zone
 
 
 @dataclass(frozen=True)

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from datagauntlet.core.env import Policy, sees_truth
 from datagauntlet.core.episode import Episode
-from datagauntlet.envs.event_recon.grader import BETA, f_beta
-from datagauntlet.envs.event_recon.probes import TOUCH, _families, _placeholder, submit
+from datagauntlet.envs.event_recon.attacks.probes import TOUCH, _families, _placeholder, submit
+from datagauntlet.envs.event_recon.grading.grader import BETA, f_beta
 
 # Same bytes on every task: the ledger's own column names come from PRAGMA at run time.
 FIXED_SCRIPT = r"""

@@ -7,10 +7,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import names
-from datagauntlet.envs.event_recon.accounting import iso
-from datagauntlet.envs.event_recon.draft import Delivery, Draft, Effect, Extra, Order
-from datagauntlet.envs.event_recon.records import (
+from datagauntlet.envs.event_recon.grading.accounting import iso
+from datagauntlet.envs.event_recon.world import names
+from datagauntlet.envs.event_recon.world.draft import Delivery, Draft, Effect, Extra, Order
+from datagauntlet.envs.event_recon.world.records import (
     LedgerEntry,
     Partner,
     Program,
@@ -18,7 +18,7 @@ from datagauntlet.envs.event_recon.records import (
     ReferralCode,
     Schema,
 )
-from datagauntlet.envs.event_recon.zones import PAYOUT_ZONES
+from datagauntlet.envs.event_recon.world.zones import PAYOUT_ZONES
 
 # Roster bounds at scale 1.0, the original's size: about 3,055 partner projections over the
 # 120 public tasks, so a tier-4 delivery stream needs several `read_file` pages.

@@ -1,6 +1,6 @@
 """World-side checks that gates and tests run: cross-check, determinism and leak scans.
 
-`python -m datagauntlet.envs.event_recon.world_checks digests INDEX...` prints one sha256 per
+`python -m datagauntlet.envs.event_recon.gates.world_checks digests INDEX...` prints one sha256 per
 public task, which the determinism check compares across processes and PYTHONHASHSEED values.
 """
 
@@ -17,9 +17,9 @@ import subprocess
 import sys
 from collections.abc import Iterable, Sequence
 
-from datagauntlet.envs.event_recon.generator import build_task, cross_check
-from datagauntlet.envs.event_recon.records import FAMILIES, FILES, World
 from datagauntlet.envs.event_recon.splits import CANARY, TaskRecord, families_of, public_tasks
+from datagauntlet.envs.event_recon.world.generator import build_task, cross_check
+from datagauntlet.envs.event_recon.world.records import FAMILIES, FILES, World
 
 # Words that would only be in a workspace if ground truth had leaked into it.
 TRUTH_WORDS = (
@@ -175,7 +175,7 @@ def digests_in_subprocess(
         [
             sys.executable,
             "-m",
-            "datagauntlet.envs.event_recon.world_checks",
+            "datagauntlet.envs.event_recon.gates.world_checks",
             "digests",
             *where,
             *map(str, indices),
@@ -190,7 +190,7 @@ def digests_in_subprocess(
 
 
 USAGE = (
-    "usage: python -m datagauntlet.envs.event_recon.world_checks digests "
+    "usage: python -m datagauntlet.envs.event_recon.gates.world_checks digests "
     "[--split SPLIT] [--family-module MODULE] INDEX..."
 )
 
@@ -222,7 +222,7 @@ if __name__ == "__main__":
 def sanity_findings(world: World) -> list[str]:
     """A world that could exist: every effect after its order, every delivery after its
     event, seqs 1..n per order, refunds within the gross, one currency per program."""
-    from datagauntlet.envs.event_recon.reconciler import read_terms
+    from datagauntlet.envs.event_recon.grading.reconciler import read_terms
 
     terms = read_terms(world.files["INTEGRATION.md"].decode())
     f = terms.fields

@@ -25,12 +25,12 @@ import re
 from collections import Counter, defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from decimal import ROUND_HALF_EVEN, Decimal, InvalidOperation
 from typing import Any
 
 from datagauntlet.core.episode import Episode
+from datagauntlet.envs.event_recon.attacks.stream import Names, is_int, minor_units
 from datagauntlet.envs.event_recon.solver.view import Row, View, gather, ok
-from datagauntlet.envs.event_recon.zones import zone
+from datagauntlet.envs.event_recon.world.zones import zone
 
 SCRIPT_PATH = "bookkeeping_fix.py"
 ISO = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ$")
@@ -38,25 +38,8 @@ MONTH = re.compile(r"^\d{4}-\d\d$")
 SUB_MINOR = re.compile(r"^-?\d+\.\d{3,}$")
 
 
-@dataclass(frozen=True)
-class Names:
-    """The per-seed names, recovered from the data without the contract."""
-
-    order: str
-    code: str
-    time: str
-    gross: str
-    tax: str
-    amount: str
-    period: str
-
-
-def _is_int(v: Any) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
-
-
 def _money_value(v: Any) -> float:
-    if _is_int(v):
+    if is_int(v):
         return float(v)
     try:
         return float(v) * 100
@@ -118,7 +101,7 @@ def look(view: View, n: Names) -> Seen:
     for w in view.webhooks:
         v = w["payload"].get(n.gross)
         if v is not None:
-            typing[int(w.get("version", 1))][_is_int(v)] += 1
+            typing[int(w.get("version", 1))][is_int(v)] += 1
     usual = {ver: c.most_common(1)[0][0] for ver, c in typing.items()}
 
     anomalies: list[tuple[str, str, str]] = []
@@ -138,7 +121,7 @@ def look(view: View, n: Names) -> Seen:
         seen_ids.add(eid)
         seq = p.get("seq", 0)
         event_time[eid] = str(p.get(n.time, ""))
-        key = (order, int(seq) if _is_int(seq) else 0)
+        key = (order, int(seq) if is_int(seq) else 0)
         if key in first_by_key:
             anomalies.append(("duplicate_delivery", order, eid))
             drop_events.add(eid)
@@ -148,7 +131,7 @@ def look(view: View, n: Names) -> Seen:
             v = p.get(f)
             if isinstance(v, str) and SUB_MINOR.match(v):
                 anomalies.append(("currency_or_rounding_drift", order, eid))
-            elif v is not None and usual.get(int(w.get("version", 1))) not in (None, _is_int(v)):
+            elif v is not None and usual.get(int(w.get("version", 1))) not in (None, is_int(v)):
                 anomalies.append(("schema_drift", order, eid))
         if kind == "order.created":
             has_created.add(order)
@@ -240,16 +223,6 @@ WIDENINGS = (
 )
 
 
-def _minor(value: Any) -> int | None:
-    """Money as the stream itself types it: integers are minor units, strings decimals."""
-    if _is_int(value):
-        return int(value)
-    try:
-        return int((Decimal(str(value)) * 100).to_integral_value(rounding=ROUND_HALF_EVEN))
-    except (InvalidOperation, ValueError):
-        return None
-
-
 @dataclass
 class Edits:
     """The script's data: rows to delete, re-key, re-bucket, rescale and insert."""
@@ -302,7 +275,7 @@ def widen_edits(view: View, n: Names, seen: Seen, edits: Edits, widen: tuple[str
     if "under_bar" in widen:  # an order whose latest gross is under its program's bar
         for order, gross in seen.latest_gross.items():
             bar = (programs.get(seen.program_of.get(order, "")) or {}).get("min_order_minor")
-            minor = _minor(gross)
+            minor = minor_units(gross)
             if bar is not None and minor is not None and minor < int(bar):
                 for r in rows:
                     if r.get("order_ref") == order and r["entry_id"] not in edits.deletes:
@@ -321,7 +294,7 @@ def widen_edits(view: View, n: Names, seen: Seen, edits: Edits, widen: tuple[str
     if "refund_all" in widen:  # a refund with no amount reverses everything booked
         refunds += [(o, e, -booked[o]) for o, e in seen.bare_refunds if booked.get(o)]
     for o, e, gross in seen.early_refunds:  # a refund held back, which the builder dropped
-        total, part = _minor(seen.latest_gross.get(o)), _minor(gross)
+        total, part = minor_units(seen.latest_gross.get(o)), minor_units(gross)
         if o not in accrued or not total or part is None:
             continue
         if "refund_full" in widen and part == total:  # all of it: reverse what was booked
@@ -330,7 +303,7 @@ def widen_edits(view: View, n: Names, seen: Seen, edits: Edits, widen: tuple[str
             amount = int(accrued[o][n.amount])
             refunds.append((o, e, -((amount * part * 2 + total) // (2 * total))))
     if "tier_scale" in widen:  # a stale cached tier: scale the order's rows by the rates
-        from datagauntlet.envs.event_recon.attack_scaling import tier_ratios
+        from datagauntlet.envs.event_recon.attacks.scaling import tier_ratios
 
         for order, (right, cached) in tier_ratios(view, n).items():
             for r in kept:
@@ -340,7 +313,7 @@ def widen_edits(view: View, n: Names, seen: Seen, edits: Edits, widen: tuple[str
                     if new != old:
                         edits.rescaled.append((r["entry_id"], new))
     if "sibling_ratio" in widen:  # rebook ratio outliers among a code's orders
-        from datagauntlet.envs.event_recon.attack_scaling import sibling_rescales
+        from datagauntlet.envs.event_recon.attacks.scaling import sibling_rescales
 
         edits.rescaled += sibling_rescales(view, n, dropped)
     zones = {pid: p["payout_zone"] for pid, p in programs.items()}

@@ -28,8 +28,8 @@ from typing import Any
 
 from datagauntlet.core.env import Policy, sees_truth
 from datagauntlet.core.episode import Episode
-from datagauntlet.envs.event_recon.grader import BETA, f_beta
-from datagauntlet.envs.event_recon.records import FAMILIES
+from datagauntlet.envs.event_recon.grading.grader import BETA, f_beta
+from datagauntlet.envs.event_recon.world.records import FAMILIES
 
 SCRIPT = "fix.py"
 PROBE_CEILING = 0.05  # each single-axis probe, on every task (the gates check the maximum)

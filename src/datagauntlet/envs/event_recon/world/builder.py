@@ -22,9 +22,9 @@ from decimal import ROUND_DOWN, Decimal
 from functools import lru_cache
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import accounting as acc
-from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.records import Envelope, IngestRow, LedgerEntry, Program
+from datagauntlet.envs.event_recon.grading import accounting as acc
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.records import Envelope, IngestRow, LedgerEntry, Program
 
 
 @lru_cache(maxsize=65536)

@@ -8,21 +8,21 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import truth
-from datagauntlet.envs.event_recon.bookkeeping import bookkeeping_projection
-from datagauntlet.envs.event_recon.builder import build
-from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.families import Family, Injection
-from datagauntlet.envs.event_recon.names import PARTNER_TIERS
-from datagauntlet.envs.event_recon.records import (
+from datagauntlet.envs.event_recon.attacks.bookkeeping import bookkeeping_projection
+from datagauntlet.envs.event_recon.grading import truth
+from datagauntlet.envs.event_recon.world.builder import build
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.families import Family, Injection
+from datagauntlet.envs.event_recon.world.names import PARTNER_TIERS
+from datagauntlet.envs.event_recon.world.records import (
     Defect,
     Envelope,
     IngestRow,
     LedgerEntry,
     Projection,
 )
-from datagauntlet.envs.event_recon.statement import statement_projection
-from datagauntlet.envs.event_recon.wire import render
+from datagauntlet.envs.event_recon.world.statement import statement_projection
+from datagauntlet.envs.event_recon.world.wire import render
 
 MAX_PAIRS_PER_PARTNER = 1.0
 # Invariant 7: the share of a task's broken partners that the contract-free bookkeeping

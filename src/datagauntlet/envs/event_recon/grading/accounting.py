@@ -11,8 +11,8 @@ from datetime import datetime
 from decimal import ROUND_HALF_EVEN, Decimal
 from functools import lru_cache
 
-from datagauntlet.envs.event_recon.records import Program, RateVersion
-from datagauntlet.envs.event_recon.zones import zone
+from datagauntlet.envs.event_recon.world.records import Program, RateVersion
+from datagauntlet.envs.event_recon.world.zones import zone
 
 
 def round_half_even(numerator: int, denominator: int) -> int:

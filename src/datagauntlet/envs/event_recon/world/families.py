@@ -22,13 +22,13 @@ from datetime import timedelta
 from typing import Any, Protocol
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import accounting as acc
-from datagauntlet.envs.event_recon.base_world import add_months, month_start
-from datagauntlet.envs.event_recon.draft import Delivery, Draft, Effect, Extra, Order
-from datagauntlet.envs.event_recon.names import CURRENCIES, PARTNER_TIERS
-from datagauntlet.envs.event_recon.records import Partner, Program, ReferralCode
-from datagauntlet.envs.event_recon.truth import order_lines
-from datagauntlet.envs.event_recon.zones import zone
+from datagauntlet.envs.event_recon.grading import accounting as acc
+from datagauntlet.envs.event_recon.grading.truth import order_lines
+from datagauntlet.envs.event_recon.world.base_world import add_months, month_start
+from datagauntlet.envs.event_recon.world.draft import Delivery, Draft, Effect, Extra, Order
+from datagauntlet.envs.event_recon.world.names import CURRENCIES, PARTNER_TIERS
+from datagauntlet.envs.event_recon.world.records import Partner, Program, ReferralCode
+from datagauntlet.envs.event_recon.world.zones import zone
 
 
 @dataclass(frozen=True)
@@ -459,7 +459,7 @@ class PartialBackfill(_Base):
         )
 
     def apply(self, draft: Draft, inj: Injection) -> None:
-        from datagauntlet.envs.event_recon.builder import parse_time
+        from datagauntlet.envs.event_recon.world.builder import parse_time
 
         first = parse_time(inj.params["at"])
         second = first + timedelta(seconds=inj.params["gap"])
@@ -644,7 +644,7 @@ class TimezoneBoundary(_Fault):
         return {"at": moves}
 
     def apply(self, draft: Draft, inj: Injection) -> None:
-        from datagauntlet.envs.event_recon.builder import parse_time
+        from datagauntlet.envs.event_recon.world.builder import parse_time
 
         for oid in inj.orders:
             o = draft.order(oid)

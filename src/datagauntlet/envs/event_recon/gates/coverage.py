@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from datagauntlet.envs.event_recon.records import FAMILIES, TIERS, World
+from datagauntlet.envs.event_recon.world.records import FAMILIES, TIERS, World
 
 MIN_TASKS = 15
 OFF_TIER: dict[tuple[str, int], str] = {

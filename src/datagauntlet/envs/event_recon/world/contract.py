@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from datagauntlet.envs.event_recon.accounting import iso
-from datagauntlet.envs.event_recon.draft import Draft
+from datagauntlet.envs.event_recon.grading.accounting import iso
+from datagauntlet.envs.event_recon.world.draft import Draft
 
 RULE_IDS = (*(f"R{i}" for i in range(1, 15)), "W1", "W2")
 

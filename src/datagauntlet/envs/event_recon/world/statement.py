@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from collections import defaultdict
 
-from datagauntlet.envs.event_recon import accounting as acc
-from datagauntlet.envs.event_recon.draft import Draft, Order
-from datagauntlet.envs.event_recon.records import Projection, StatementRow
+from datagauntlet.envs.event_recon.grading import accounting as acc
+from datagauntlet.envs.event_recon.world.draft import Draft, Order
+from datagauntlet.envs.event_recon.world.records import Projection, StatementRow
 
 
 def _latest_gross(order: Order) -> int:

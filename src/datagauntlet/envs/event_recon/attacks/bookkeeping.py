@@ -30,10 +30,10 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any
 
-from datagauntlet.envs.event_recon import accounting as acc
-from datagauntlet.envs.event_recon.builder import parse_time
-from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.records import Envelope, LedgerEntry, Projection
+from datagauntlet.envs.event_recon.grading import accounting as acc
+from datagauntlet.envs.event_recon.world.builder import parse_time
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.records import Envelope, LedgerEntry, Projection
 
 WIDENINGS = ("under_bar", "refund_all", "refund_full", "refund_share", "tier_scale")
 

@@ -9,20 +9,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import zones
-from datagauntlet.envs.event_recon.base_world import DEFAULT_SCALE, base_draft
-from datagauntlet.envs.event_recon.contract import render_contract
-from datagauntlet.envs.event_recon.families import (
+from datagauntlet.envs.event_recon.world import zones
+from datagauntlet.envs.event_recon.world.base_world import DEFAULT_SCALE, base_draft
+from datagauntlet.envs.event_recon.world.contract import render_contract
+from datagauntlet.envs.event_recon.world.families import (
     Family,
     Injection,
     activated_bug,
     broken_rule,
     builtin_families,
 )
-from datagauntlet.envs.event_recon.plan import Evaluation, draw, evaluate
-from datagauntlet.envs.event_recon.records import TIERS, Payout, World
-from datagauntlet.envs.event_recon.statement import statement_rows
-from datagauntlet.envs.event_recon.workspace import csv_bytes, jsonl_bytes, sqlite_bytes
+from datagauntlet.envs.event_recon.world.plan import Evaluation, draw, evaluate
+from datagauntlet.envs.event_recon.world.records import TIERS, Payout, World
+from datagauntlet.envs.event_recon.world.statement import statement_rows
+from datagauntlet.envs.event_recon.world.workspace import csv_bytes, jsonl_bytes, sqlite_bytes
 
 MAX_ATTEMPTS = 200
 
@@ -132,7 +132,7 @@ def cross_check(world: World) -> int:
 
     Returns the number of partner projections compared; raises TaskRefused on a difference.
     """
-    from datagauntlet.envs.event_recon.reconciler import reconcile_files
+    from datagauntlet.envs.event_recon.grading.reconciler import reconcile_files
 
     theirs = reconcile_files(world.files)
     if theirs != world.correct:

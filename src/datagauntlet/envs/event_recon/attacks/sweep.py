@@ -1,6 +1,6 @@
 """How far the workspace-only attack gets, one widening at a time, over the public split.
 
-`python -m datagauntlet.envs.event_recon.attack_sweep [--workers W]` prints the table in
+`python -m datagauntlet.envs.event_recon.attacks.sweep [--workers W]` prints the table in
 docs/envs/event-recon.md; the full-sweep test recomputes it under `make gates`.
 """
 
@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 
-from datagauntlet.envs.event_recon.attackers import SCALED, STRONGEST, workspace_only
+from datagauntlet.envs.event_recon.attacks.attackers import SCALED, STRONGEST, workspace_only
 
 # Each row adds one repair to the one above it; `STRONGEST` ends the rows inside the attack's
 # definition and `SCALED` the ones beyond it.

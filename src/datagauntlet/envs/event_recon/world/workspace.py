@@ -9,8 +9,8 @@ import os
 import sqlite3
 from pathlib import Path
 
-from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.records import (
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.records import (
     FILES,
     Envelope,
     IngestRow,
@@ -19,7 +19,7 @@ from datagauntlet.envs.event_recon.records import (
     StatementRow,
     World,
 )
-from datagauntlet.envs.event_recon.wire import signature
+from datagauntlet.envs.event_recon.world.wire import signature
 
 
 def sqlite_bytes(

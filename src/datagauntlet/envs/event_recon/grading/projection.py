@@ -11,8 +11,8 @@ import sqlite3
 from collections.abc import Iterable
 from pathlib import Path
 
-from datagauntlet.envs.event_recon import ledger_reader
-from datagauntlet.envs.event_recon.records import Projection, Schema
+from datagauntlet.envs.event_recon.grading import ledger_reader
+from datagauntlet.envs.event_recon.world.records import Projection, Schema
 
 
 def projection_of(rows: Iterable[tuple[str, str, int]], partners: Iterable[str] = ()) -> Projection:

@@ -27,13 +27,13 @@ from dataclasses import dataclass
 from typing import Any
 
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon import fit_ceilings
-from datagauntlet.envs.event_recon.probes import (
+from datagauntlet.envs.event_recon.attacks.probes import (
     PROBE_CEILING,
     SWEEP_PREFIX,
     sweep_bound,
     sweep_policies,
 )
+from datagauntlet.envs.event_recon.gates.gates import fit_ceilings
 
 # Drift detectors, not security bounds (the workspace-only policies solving nothing is what
 # bounds adversarial reward): each fitted by `fit_ceilings.py` on the measured maxima of a full
@@ -56,7 +56,7 @@ class Row:
 
 def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict[str, float]]:
     from datagauntlet.core.registry import make
-    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES as CHEAP
+    from datagauntlet.envs.event_recon.attacks.cheap_attacks import POLICIES as CHEAP
 
     config, policy, task = args
     env = make("event-recon", **config)
@@ -72,8 +72,8 @@ def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict
 
 def env_families(env: Any) -> tuple[str, ...]:
     """The public twelve and every family a module (the config's or the held-out one) adds."""
-    from datagauntlet.envs.event_recon.records import FAMILIES
     from datagauntlet.envs.event_recon.splits import reference_steps
+    from datagauntlet.envs.event_recon.world.records import FAMILIES
 
     return tuple(FAMILIES) + tuple(reference_steps(getattr(env.config, "family_module", None)))
 
@@ -146,7 +146,11 @@ def cheap_rows(
     record: dict[str, dict[str, float]] | None = None,
 ) -> list[Row]:
     """The rows of `cheap_attacks.py`; `record`, when given, gets each one's reward per task."""
-    from datagauntlet.envs.event_recon.cheap_attacks import POLICIES, REPORT_VALUE, partner_bound
+    from datagauntlet.envs.event_recon.attacks.cheap_attacks import (
+        POLICIES,
+        REPORT_VALUE,
+        partner_bound,
+    )
 
     names = list(POLICIES)
     jobs = [(p, t) for t in tasks for p in names]  # task-major, as in the sweep
@@ -201,7 +205,7 @@ def attacker_rows(
     every task, and its means stay under their lines. The mean lines were fitted on whole tiers
     (30 tasks) and the whole split, so a mean over fewer than `mean_over` tasks a tier is shown
     but not judged: one task that finishes its quarter would read as a tier mean of 0.25."""
-    from datagauntlet.envs.event_recon.plan import MAX_REPAIRABLE_SHARE
+    from datagauntlet.envs.event_recon.world.plan import MAX_REPAIRABLE_SHARE
 
     solved = sum(1 for reward, _ in results if reward >= 1.0)
     ledger = [c["ledger_correctness"] for _, c in results]
@@ -247,8 +251,8 @@ def _records(env: Any, tasks: Sequence[Task]) -> list[Any]:
 
 
 def cross_check_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon.generator import TaskRefused
-    from datagauntlet.envs.event_recon.world_checks import cross_check_all
+    from datagauntlet.envs.event_recon.gates.world_checks import cross_check_all
+    from datagauntlet.envs.event_recon.world.generator import TaskRefused
 
     try:
         n, projections = cross_check_all(_records(env, tasks))
@@ -267,7 +271,7 @@ def determinism_row(env: Any, tasks: Sequence[Task]) -> Row:
     """Workspaces byte-identical in this process and two others with different hash seeds,
     for every task of a split table (eval's are the public ones, reordered; train and test
     tasks have no table to rebuild them from in another process, so they are not counted)."""
-    from datagauntlet.envs.event_recon.world_checks import (
+    from datagauntlet.envs.event_recon.gates.world_checks import (
         digests_in_subprocess,
         workspace_digest,
     )
@@ -289,7 +293,7 @@ def determinism_row(env: Any, tasks: Sequence[Task]) -> Row:
 
 
 def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon.world_checks import leak_findings
+    from datagauntlet.envs.event_recon.gates.world_checks import leak_findings
 
     leaky = sum(1 for t in tasks if leak_findings(env.world(t), env_families(env)))
     ok = leaky == 0 and bool(tasks)
@@ -338,7 +342,7 @@ def invariant7_row(name: str, repaired: Sequence[int], repairable: Sequence[int]
 
 def _attackers(g: Any) -> list[Any]:
     """Every shipped workspace-only policy's rows."""
-    from datagauntlet.envs.event_recon.attackers import policies
+    from datagauntlet.envs.event_recon.attacks.attackers import policies
 
     tiers = [g.env.tier_of(t) for t in g.tasks]
     repairable = [len(g.env.world(t).notes["repairable_without_contract"]) for t in g.tasks]
@@ -354,7 +358,7 @@ def _attackers(g: Any) -> list[Any]:
 
 def extra_gates() -> list[Any]:
     from datagauntlet.core.gates import Gate
-    from datagauntlet.envs.event_recon.probes import SINGLE_AXIS
+    from datagauntlet.envs.event_recon.attacks.probes import SINGLE_AXIS
 
     def rows(fn: Callable[[Any], Sequence[Row]]) -> Callable[[Any], list[Any]]:
         return lambda g: _as_results(fn(g))

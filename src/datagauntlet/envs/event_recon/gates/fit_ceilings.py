@@ -1,6 +1,6 @@
 """The fitted ceilings of event-recon's gates: computed from measured figures, never copied.
 
-    python -m datagauntlet.envs.event_recon.fit_ceilings [--report PATH] [--write]
+    python -m datagauntlet.envs.event_recon.gates.fit_ceilings [--report PATH] [--write]
 
 fits each ceiling on the per-task figures of a full gate run (by default the committed
 `docs/envs/event-recon-gates.json`, which `gate_report --write` produces) and, with `--write`,
@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 CEILINGS = Path(__file__).with_name("ceilings.json")
-DOCS = Path(__file__).resolve().parents[4] / "docs" / "envs" / "event-recon.md"
+DOCS = Path(__file__).resolve().parents[5] / "docs" / "envs" / "event-recon.md"
 BEGIN, END = "<!-- ceilings:start -->", "<!-- ceilings:end -->"
 MARGIN = 0.25  # a quarter above the measured maximum ...
 MARGIN_FLOOR = 0.01  # ... and at least this much above it
@@ -50,7 +50,7 @@ def ceiling(measured: float) -> float:
 
 
 def attacker_names() -> tuple[str, ...]:
-    from datagauntlet.envs.event_recon.attackers import policies
+    from datagauntlet.envs.event_recon.attacks.attackers import policies
 
     return tuple(sorted(policies()))
 
@@ -87,7 +87,7 @@ def figures_digest(report: Mapping[str, Any], attackers: Sequence[str] | None = 
 
 
 def _commit() -> str:
-    root = Path(__file__).resolve().parents[4]
+    root = Path(__file__).resolve().parents[5]
     try:
         head = subprocess.run(
             ["git", "-C", str(root), "rev-parse", "--short=12", "HEAD"],
@@ -156,7 +156,7 @@ def render_docs(record: Mapping[str, Any], path: Path = DOCS) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from datagauntlet.envs.event_recon.gate_report import REPORT
+    from datagauntlet.envs.event_recon.gates.gate_report import REPORT
 
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("--report", type=Path, default=REPORT, help="a gate run's JSON file")

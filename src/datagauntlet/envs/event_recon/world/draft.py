@@ -12,7 +12,7 @@ import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
 
-from datagauntlet.envs.event_recon.records import (
+from datagauntlet.envs.event_recon.world.records import (
     LedgerEntry,
     Partner,
     Program,

@@ -1,7 +1,7 @@
 """The full gate run of event-recon, kept as a file its docs page's gate table is rendered from.
 
-    python -m datagauntlet.envs.event_recon.gate_report [--workers 2] [--write] [--render]
-    python -m datagauntlet.envs.event_recon.gate_report --split private [--secret-file PATH]
+    python -m datagauntlet.envs.event_recon.gates.gate_report [--workers 2] [--write] [--render]
+    python -m datagauntlet.envs.event_recon.gates.gate_report --split private [--secret-file PATH]
         [--write [--out PATH]]
 
 runs every gate row (the shared ones and event-recon's own) over the 120 public tasks. With
@@ -35,7 +35,7 @@ from typing import Any
 
 from datagauntlet.core.gates import GateRun
 
-ROOT = Path(__file__).resolve().parents[4]
+ROOT = Path(__file__).resolve().parents[5]
 REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
 PRIVATE_REPORT = ROOT / "docs" / "envs" / "event-recon-gates-private.json"
 PAGE = ROOT / "docs" / "envs" / "event-recon.md"
@@ -172,7 +172,7 @@ def rejudge(report: dict[str, Any]) -> dict[str, Any]:
     """The run with its fitted-ceiling rows (the sweep's maximum, each workspace-only policy's
     mean lines) judged again against `ceilings.json`, from the run's own per-task figures: what
     a new run of the same code would give, after `fit_ceilings --write` moved the lines."""
-    from datagauntlet.envs.event_recon import gates as er_gates
+    from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
 
     ids = list(report["tiers"])
     fresh: dict[str, dict[str, Any]] = {}

@@ -8,9 +8,9 @@ from datetime import datetime
 from typing import Any
 
 from datagauntlet.core.seeding import HashPrefix
-from datagauntlet.envs.event_recon.accounting import iso
-from datagauntlet.envs.event_recon.draft import Delivery, Draft, Effect, Order
-from datagauntlet.envs.event_recon.records import Envelope
+from datagauntlet.envs.event_recon.grading.accounting import iso
+from datagauntlet.envs.event_recon.world.draft import Delivery, Draft, Effect, Order
+from datagauntlet.envs.event_recon.world.records import Envelope
 
 
 def money_on_wire(minor: int, version: int, style: str | None) -> int | str:

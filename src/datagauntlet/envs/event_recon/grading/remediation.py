@@ -21,8 +21,8 @@ from pathlib import Path
 from threading import Lock
 from typing import Any
 
-from datagauntlet.envs.event_recon import ledger_reader
-from datagauntlet.envs.event_recon.grader import Outcome, Truth
+from datagauntlet.envs.event_recon.grading import ledger_reader
+from datagauntlet.envs.event_recon.grading.grader import Outcome, Truth
 from datagauntlet.envs.event_recon.tools import fill
 from datagauntlet.kits.sandbox import WALLS, Limits, SandboxResult, fresh_workspace, run_script
 
@@ -133,7 +133,7 @@ def read_databases(pristine: Path, remediated: Path, truth: Truth) -> tuple[dict
 
 
 def _projection(rows: list[list[Any]], partners: tuple[str, ...]) -> dict[str, dict[str, int]]:
-    from datagauntlet.envs.event_recon.projection import projection_of
+    from datagauntlet.envs.event_recon.grading.projection import projection_of
 
     return projection_of(((p, period, total) for p, period, total in rows), partners)
 

@@ -9,12 +9,9 @@ of the two tiers' rates in force at the order.
 from __future__ import annotations
 
 from collections import defaultdict
-from typing import TYPE_CHECKING
 
+from datagauntlet.envs.event_recon.attacks.stream import Names, minor_units
 from datagauntlet.envs.event_recon.solver.view import Row, View
-
-if TYPE_CHECKING:
-    from datagauntlet.envs.event_recon.attackers import Names
 
 
 def tier_ratios(view: View, n: Names) -> dict[str, tuple[int, int]]:
@@ -63,8 +60,6 @@ def sibling_rescales(view: View, n: Names, dropped: set[str]) -> list[tuple[str,
     an order whose booked-to-gross ratio strays from the median is rebooked at the median.
     It needs no rule text, and it is wrong wherever tax, a rate change or rounding moves the
     ratio, which is nearly everywhere (the attack table measures it)."""
-    from datagauntlet.envs.event_recon.attackers import _minor
-
     by_order: dict[str, list[Row]] = defaultdict(list)
     for r in view.table("ledger_entries"):
         if r.get("order_ref") and r["entry_id"] not in dropped:
@@ -77,7 +72,7 @@ def sibling_rescales(view: View, n: Names, dropped: set[str]) -> list[tuple[str,
     for order, rows in sorted(by_order.items()):
         if len(rows) != 1 or rows[0]["kind"] != "accrual" or order not in created:
             continue
-        gross = _minor(created[order].get(n.gross))
+        gross = minor_units(created[order].get(n.gross))
         if gross:
             groups[(rows[0]["program_id"], str(created[order].get(n.code)))].append(
                 (rows[0], gross)
