@@ -18,12 +18,12 @@ CLI = [sys.executable, "-m", "datagauntlet.cli.main", "server", "--port", "0"]
 
 
 class Server:
-    def __init__(self, *options: str) -> None:
+    def __init__(self, *options: str, env: dict[str, str] | None = None) -> None:
         self.proc = subprocess.Popen(
             [*CLI, *options],
             stderr=subprocess.PIPE,
             text=True,
-            env=os.environ,
+            env={**os.environ, **(env or {})},
             start_new_session=True,
         )
         assert self.proc.stderr is not None

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -65,8 +66,10 @@ def server():
     s.stop()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture
 def conns(server: Server):
+    # Pinned afresh for each test: the server closes a connection idle for 5 s (uvicorn's
+    # keep-alive), which a busy machine can reach between two tests of one module.
     found = pinned(server, 3)
     yield found
     for c in found.values():
@@ -355,22 +358,19 @@ def test_a_dead_worker_is_reported_and_replaced() -> None:
     assert "Traceback" not in err, err
 
 
-def _run_dirs() -> set[str]:
-    import glob
-    import tempfile
-
-    return set(glob.glob(os.path.join(tempfile.gettempdir(), "datagauntlet-server-*")))
+def _run_dirs(tmp: Path) -> set[str]:
+    return {str(p) for p in tmp.glob("datagauntlet-server-*")}
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
-def test_stopping_the_supervisor_stops_every_worker(how: str) -> None:
+def test_stopping_the_supervisor_stops_every_worker(how: str, tmp_path: Path) -> None:
     from websockets.sync.client import connect
 
-    before = _run_dirs()
-    s = Server("--workers", "2")
+    # A temporary folder of its own: servers other tests start at the same time make theirs too.
+    s = Server("--workers", "2", env={"TMPDIR": str(tmp_path)})
     try:
         pids = [w["pid"] for w in s.request("GET", "/health")[1]["workers"]]
-        assert len(_run_dirs() - before) == 1
+        assert len(_run_dirs(tmp_path)) == 1
         with connect(f"ws://127.0.0.1:{s.port}/ws") as ws:  # a live connection, a session
             ws.send(json.dumps({"op": "open", "env": "bad-batch-gate"}))
             assert "session_id" in json.loads(ws.recv())
@@ -381,7 +381,7 @@ def test_stopping_the_supervisor_stops_every_worker(how: str) -> None:
         err = s.stop()
     assert code == (0 if how == "SIGTERM" else -signal.SIGKILL)
     assert "Traceback" not in err, err
-    assert _wait(lambda: not (_run_dirs() - before), 10)  # the run directory is removed
+    assert _wait(lambda: not _run_dirs(tmp_path), 10)  # the run directory is removed
 
 
 @pytest.mark.parametrize("workers", ["0", "-1", "65", "two"])

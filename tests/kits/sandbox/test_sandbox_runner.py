@@ -279,7 +279,7 @@ def test_bad_arguments_are_clear_errors(tmp_path: Path) -> None:
     with pytest.raises(ValueError) as caught:
         run_script(tmp_path / "nope.py", tmp_path)
     missing = tmp_path / "nope.py"
-    assert str(caught.value) == f"cannot read script {missing}: No such file or directory"
+    assert str(caught.value) == f"cannot read the script {missing}: No such file or directory"
     with pytest.raises(ValueError) as caught:
         Limits(output_bytes=100, flood_bytes=99)
     assert str(caught.value) == "sandbox limit flood_bytes must be at least output_bytes"
