@@ -20,7 +20,6 @@ MAX_FUNCTION_LINES = 80
 _EVENT_RECON = {  # event-recon, issue 25 point 2: in their rooms now, not yet split by job
     ("envs/event_recon/attacks/attackers.py", ""),
     ("envs/event_recon/world/families.py", ""),
-    ("envs/event_recon/solver/diagnose.py", ""),
     ("envs/event_recon/world/base_world.py", "base_draft"),
     ("envs/event_recon/attacks/bookkeeping.py", "bookkeeping_projection"),
     ("envs/event_recon/world/builder.py", "build"),
