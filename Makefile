@@ -42,11 +42,13 @@ bench: $(STAMP)
 
 # Every gate of every env over its whole eval and test splits (the tests run a sample), and
 # event-recon's over its 120 public tasks, rewriting docs/envs/event-recon-gates.json and the
-# table in docs/envs/event-recon.md rendered from it; then the long tests: full sweeps and every env's wheel.
+# table in docs/envs/event-recon.md rendered from it (and its private split's figures when a
+# secret is set); then the long tests: full sweeps and every env's wheel.
 gates: $(STAMP)
 	$(BIN)/datagauntlet gates --split eval --workers 2
 	$(BIN)/datagauntlet gates --split test --workers 2
-	$(BIN)/python -m datagauntlet.envs.event_recon.gate_report --workers 2 --write
+	$(BIN)/python -m datagauntlet.envs.event_recon.gates.gate_report --workers 2 --write
+	if [ -n "$$DATAGAUNTLET_SECRET$$DATAGAUNTLET_SECRET_FILE" ]; then $(BIN)/python -m datagauntlet.envs.event_recon.gates.gate_report --split private --workers 2 --write; fi
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
 	DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/frontdoors/test_fd_env_wheels.py -q
 

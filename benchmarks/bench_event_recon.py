@@ -79,7 +79,7 @@ PLAY_ALL = "(every policy on every task)"  # gate_report's first timing
 def gates(report: Report, workers: int, write: bool) -> None:
     """The full gate run (the one `make gates` writes), timed; the floor is its first step, every
     policy played once on every task (what the gates then add is theirs)."""
-    cmd = [sys.executable, "-m", "datagauntlet.envs.event_recon.gate_report",
+    cmd = [sys.executable, "-m", "datagauntlet.envs.event_recon.gates.gate_report",
            "--workers", str(workers), "--json", *(["--write"] if write else [])]  # fmt: skip
     start = time.perf_counter()
     proc = subprocess.run(cmd, capture_output=True, text=True)

@@ -11,13 +11,13 @@ import tempfile
 import time
 from pathlib import Path
 
-from datagauntlet.envs.event_recon import zones
-from datagauntlet.envs.event_recon.base_world import base_draft
-from datagauntlet.envs.event_recon.generator import cross_check, generate
-from datagauntlet.envs.event_recon.plan import run
-from datagauntlet.envs.event_recon.records import FILES
 from datagauntlet.envs.event_recon.splits import public_tasks
-from datagauntlet.envs.event_recon.workspace import materialize
+from datagauntlet.envs.event_recon.world import zones
+from datagauntlet.envs.event_recon.world.base_world import base_draft
+from datagauntlet.envs.event_recon.world.generator import cross_check, generate
+from datagauntlet.envs.event_recon.world.plan import run
+from datagauntlet.envs.event_recon.world.records import FILES
+from datagauntlet.envs.event_recon.world.workspace import materialize
 
 PER_WORLD_TARGET_S = 0.5  # issue 24: worlds at the original's size, still cheap to build
 GENERATION_TARGET_S = 120 * PER_WORLD_TARGET_S

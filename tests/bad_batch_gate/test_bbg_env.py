@@ -45,7 +45,7 @@ def test_cases_and_extended_do_not_mix(tmp_path: Path) -> None:
 def test_bad_cases_file_names_the_line(tmp_path: Path) -> None:
     path = tmp_path / "c.jsonl"
     path.write_text('{"case_id": "x"}\nnot json\n')
-    with pytest.raises(CaseFormatError, match=r"c\.jsonl:1"):
+    with pytest.raises(CaseFormatError, match=r"c\.jsonl:2: not valid JSON"):
         load_cases(path)
 
 

@@ -21,7 +21,10 @@ def _request(
     url: str, body: Any = None, timeout: float = 10.0
 ) -> tuple[int, dict[str, Any], dict[str, str]]:
     data = None if body is None else json.dumps(body).encode()
-    req = urllib.request.Request(url, data=data, method="POST" if data is not None else "GET")
+    headers = {} if data is None else {"Content-Type": "application/json"}
+    req = urllib.request.Request(
+        url, data=data, method="POST" if data is not None else "GET", headers=headers
+    )
     try:
         with urllib.request.urlopen(req, timeout=timeout) as resp:
             return resp.status, json.loads(resp.read()), dict(resp.headers)
@@ -112,7 +115,12 @@ def test_bad_requests_get_clear_http_errors(serve: Any) -> None:
     assert _request(f"{server.url}/records?cursor=forged")[0] == 400
     assert _request(f"{server.url}/records?cursor=a&cursor=b")[0] == 400
     assert _request(f"{server.url}/nope")[0] == 404
-    req = urllib.request.Request(f"{server.url}/submit", data=b"{broken", method="POST")
+    req = urllib.request.Request(
+        f"{server.url}/submit",
+        data=b"{broken",
+        method="POST",
+        headers={"Content-Type": "application/json"},
+    )
     with pytest.raises(urllib.error.HTTPError) as err:
         urllib.request.urlopen(req, timeout=5)
     assert err.value.code == 400

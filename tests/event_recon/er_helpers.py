@@ -10,7 +10,7 @@ from typing import Any
 from datagauntlet.core.episode import Task
 from datagauntlet.envs.event_recon.env import EventReconEnv, truth_of
 from datagauntlet.envs.event_recon.episode import EventReconEpisode
-from datagauntlet.envs.event_recon.generator import generate
+from datagauntlet.envs.event_recon.world.generator import generate
 
 # (seed, tier) pairs the tests play: one of each tier, small enough to keep the suite fast.
 SAMPLE = ((4, 1), (1, 2), (2, 3), (3, 4))

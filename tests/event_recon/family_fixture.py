@@ -7,8 +7,8 @@ from datetime import timedelta
 from typing import Any
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon.draft import Draft, Extra
-from datagauntlet.envs.event_recon.families import Injection, earning, partner_orders
+from datagauntlet.envs.event_recon.world.draft import Draft, Extra
+from datagauntlet.envs.event_recon.world.families import Injection, earning, partner_orders
 
 ENV = "event-recon"
 

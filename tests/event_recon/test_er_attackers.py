@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from datagauntlet.envs.event_recon import attackers
+from datagauntlet.envs.event_recon.attacks import attackers
 from datagauntlet.envs.event_recon.env import EventReconEnv
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "envs" / "event-recon.md"
@@ -94,7 +94,7 @@ def test_the_attack_scripts_are_standard_library_only(env) -> None:
 
 @pytest.mark.skipif(os.environ.get("DATAGAUNTLET_GATES") != "1", reason="full sweep: make gates")
 def test_the_published_attack_table_is_the_measured_one() -> None:
-    from datagauntlet.envs.event_recon.attack_sweep import attack_table, markdown
+    from datagauntlet.envs.event_recon.attacks.sweep import attack_table, markdown
 
     text = DOC.read_text()
     m = re.search(r"<!-- attack:start -->\n(.*?)\n<!-- attack:end -->", text, re.S)
@@ -102,11 +102,15 @@ def test_the_published_attack_table_is_the_measured_one() -> None:
     assert markdown(attack_table(workers=2)) == m.group(1).strip()
 
 
-def test_the_published_attack_table_keeps_the_lines() -> None:
-    """The row the gates hold (`workspace_only`) solves nothing and stays under both lines."""
+@pytest.mark.parametrize("policy", sorted(attackers.policies()))
+def test_the_published_attack_table_keeps_the_lines(policy: str) -> None:
+    """Each row the gates hold (every shipped workspace-only policy) solves nothing and stays
+    under both fitted lines."""
+    from datagauntlet.envs.event_recon.gates.gates import ATTACKER_LEDGER_MEAN, ATTACKER_LEDGER_TIER
+
     text = DOC.read_text()
-    row = next(line for line in text.splitlines() if "(`workspace_only`)" in line)
+    row = next(line for line in text.splitlines() if f"(`{policy}`)" in line)
     cells = [c.strip() for c in row.strip("|").split("|")]
     assert cells[1].startswith("0/")
-    assert float(cells[3]) <= 0.15
-    assert all(float(c) <= 0.17 for c in cells[4:])
+    assert float(cells[3]) <= ATTACKER_LEDGER_MEAN
+    assert all(float(c) <= ATTACKER_LEDGER_TIER for c in cells[4:])

@@ -11,8 +11,8 @@ from datagauntlet.core.gates import run_gates
 from datagauntlet.core.runner import play
 from datagauntlet.envs.event_recon import canary
 from datagauntlet.envs.event_recon.env import EventReconEnv
+from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import CANARY, public_tasks
-from datagauntlet.envs.event_recon.world_checks import world_of
 
 
 @pytest.fixture(scope="module")

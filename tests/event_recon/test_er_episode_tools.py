@@ -8,7 +8,7 @@ import sqlite3
 import pytest
 from er_helpers import open_episode
 
-from datagauntlet.envs.event_recon.records import FILES as INPUT_FILES
+from datagauntlet.envs.event_recon.world.records import FILES as INPUT_FILES
 
 TOOLS = ["sql_query", "read_file", "write_file", "run_python", "submit_report"]
 

@@ -20,14 +20,14 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon import cheap_attacks, gate_report
-from datagauntlet.envs.event_recon import gates as er_gates
-from datagauntlet.envs.event_recon.probes import (
+from datagauntlet.envs.event_recon.attacks import cheap_attacks, gate_report
+from datagauntlet.envs.event_recon.attacks.probes import (
     PROBE_CEILING,
     SINGLE_AXIS,
     SWEEP_PREFIX,
     sweep_bound,
 )
+from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
 
 # One public task a tier (public tasks run T1 first, 30 a tier), away from the eval split's
 # first four, which tests/event_recon/test_er_gates.py plays.
@@ -138,19 +138,17 @@ def test_policy_rows_are_the_per_task_figures() -> None:
     assert row("floor-gap")["value"] == round(1.0 - best, 4)
 
 
-def test_attacker_rows_are_the_per_task_figures() -> None:
+@pytest.mark.parametrize("policy", ["workspace_only", "workspace_only_scaled"])
+def test_attacker_rows_are_the_per_task_figures(policy: str) -> None:
     r = report()
-    ids = list(r["per_task"]["workspace_only"])
+    ids = list(r["per_task"][policy])
     results = [
-        (
-            r["per_task"]["workspace_only"][i],
-            {"ledger_correctness": r["ledger"]["workspace_only"][i]},
-        )
-        for i in ids
+        (r["per_task"][policy][i], {"ledger_correctness": r["ledger"][policy][i]}) for i in ids
     ]
-    expected = er_gates.attacker_rows("workspace_only", [r["tiers"][i] for i in ids], results)
+    expected = er_gates.attacker_rows(policy, [r["tiers"][i] for i in ids], results)
     for e in expected:
         assert rows()[e.name] == {"name": e.name, "value": e.value, "bound": e.bound, "ok": e.ok}
+    assert row(f"{policy}:beyond-invariant-7")["value"] == 0
 
 
 def test_sweep_rows_are_the_per_task_figures() -> None:
@@ -183,12 +181,8 @@ def test_replayed_attackers_are_the_committed_reward_and_ledger(policy: str) -> 
     assert [c["ledger_correctness"] for _, c in got] == [
         r["ledger"][policy][t.id] for t in sample()
     ]
-    if policy == "workspace_only":
-        assert all(g < 1.0 for g, _ in got)
-        assert (
-            max(c["ledger_correctness"] for _, c in got)
-            <= row("workspace_only:ledger-max")["value"]
-        )
+    assert all(g < 1.0 for g, _ in got)
+    assert max(c["ledger_correctness"] for _, c in got) <= row(f"{policy}:ledger-max")["value"]
 
 
 def test_replayed_sweep_is_the_committed_reward_and_within_its_bounds() -> None:
@@ -212,7 +206,10 @@ def test_cheap_attack_rows_are_the_per_task_figures() -> None:
     assert (
         row("probe-max:fixed_script")["value"] == er_gates.probe_max("fixed_script", values).value
     )
-    assert row("schema_report-max")["value"] == round(max(cheap["schema_report"].values()), 4)
+    values = list(cheap["schema_report"].values())
+    assert (
+        row("probe-max:schema_report")["value"] == er_gates.probe_max("schema_report", values).value
+    )
     assert row("schema_report-bound")["value"] == 0
     for name in ("fixed_script_perfect_report", "merged_report"):
         assert row(f"report-only:{name}")["value"] == round(max(cheap[name].values()), 4)
@@ -235,10 +232,8 @@ def test_replayed_cheap_attacks_are_the_committed_rewards(policy: str) -> None:
     assert got == [committed[t.id] for t in sample()]
     if policy == "perfect_report_touch":
         assert got == pytest.approx([cheap_attacks.REPORT_VALUE] * len(got), abs=1e-9)
-    elif policy == "fixed_script":
+    elif policy in ("fixed_script", "schema_report"):
         assert max(got) <= row(f"probe-max:{policy}")["value"] <= PROBE_CEILING
-    elif policy == "schema_report":
-        assert max(got) <= row("schema_report-max")["value"] <= er_gates.SWEEP_CEILING
     else:
         assert max(got) <= row(f"report-only:{policy}")["value"] <= cheap_attacks.REPORT_VALUE
 

@@ -11,8 +11,8 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon import gates as er_gates
-from datagauntlet.envs.event_recon.probes import SINGLE_AXIS, sweep_bound
+from datagauntlet.envs.event_recon.attacks.probes import SINGLE_AXIS, sweep_bound
+from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
 
 SAMPLE = 4  # one task per tier (the eval split interleaves tiers)
 
@@ -95,16 +95,37 @@ def test_attacker_mean_lines_are_judged_only_on_whole_tiers() -> None:
     assert rows["w:ledger-mean-t4"].ok and "not judged on 1 tasks" in rows["w:ledger-mean-t4"].bound
     assert rows["w:ledger-mean"].ok and "not judged" in rows["w:ledger-mean"].bound
     tiers = [t for t in (1, 2, 3, 4) for _ in range(er_gates.TIER_TASKS)]
-    whole = [(0.4, {"ledger_correctness": 0.25 if t == 4 else 0.0}) for t in tiers]
+    over = er_gates.ATTACKER_LEDGER_TIER + 0.01
+    whole = [(0.4, {"ledger_correctness": over if t == 4 else 0.0}) for t in tiers]
     rows = {r.name: r for r in er_gates.attacker_rows("w", tiers, whole)}
-    assert not rows["w:ledger-mean-t4"].ok and rows["w:ledger-mean-t4"].bound == "<= 0.17"
-    assert rows["w:ledger-mean"].ok and rows["w:ledger-mean"].bound == "<= 0.15"
+    assert rows["w:ledger-mean-t4"].bound == f"<= {er_gates.ATTACKER_LEDGER_TIER:g}"
+    assert not rows["w:ledger-mean-t4"].ok  # a whole tier over its fitted line
+    assert rows["w:ledger-mean"].bound == f"<= {er_gates.ATTACKER_LEDGER_MEAN:g}"
+    split_mean_ok = over / 4 <= er_gates.ATTACKER_LEDGER_MEAN
+    assert rows["w:ledger-mean"].ok == split_mean_ok
 
 
-def test_workspace_attacker_solves_nothing_on_the_sample() -> None:
+@pytest.mark.parametrize("name", ["workspace_only", "workspace_only_scaled"])
+def test_every_workspace_only_policy_solves_nothing_on_the_sample(name: str) -> None:
     tiers = [env().tier_of(t) for t in tasks()]  # type: ignore[attr-defined]
-    rows = er_gates.attacker_rows("workspace_only", tiers, played("workspace_only"))
+    rows = er_gates.attacker_rows(name, tiers, played(name))
     assert rows[0].ok, rows[0]
+
+
+def test_the_attacker_gate_covers_every_shipped_workspace_only_policy() -> None:
+    from datagauntlet.core.gates import GateRun
+    from datagauntlet.envs.event_recon.attacks.attackers import policies
+
+    g = GateRun(env(), "eval", 1)
+    gate = next(x for x in er_gates.extra_gates() if x.name == "workspace-attacker")
+    names = {r.name.split(":")[0] for r in gate.run(g)}  # type: ignore[union-attr]
+    assert names == set(policies()) == {"workspace_only", "workspace_only_scaled"}
+
+
+def test_the_invariant_7_row_counts_tasks_repaired_beyond_the_count() -> None:
+    assert er_gates.invariant7_row("w", [0, 1, 2], [0, 1, 2]).ok
+    row = er_gates.invariant7_row("w", [0, 2, 2], [0, 1, 2])
+    assert not row.ok and row.value == 1
 
 
 def test_world_rows_pass_on_the_sample() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from er_helpers import components, open_episode, perfect_findings, submit_script
 
-from datagauntlet.envs.event_recon.probes import oracle
+from datagauntlet.envs.event_recon.attacks.probes import oracle
 
 
 def _oracle_script(ep) -> str:  # type: ignore[no-untyped-def]
@@ -219,7 +219,7 @@ def test_the_graded_run_demands_its_walls_and_runs_under_the_given_limits(
 ) -> None:
     import inspect as pyinspect
 
-    from datagauntlet.envs.event_recon import remediation
+    from datagauntlet.envs.event_recon.grading import remediation
     from datagauntlet.kits.sandbox import WALLS, run_script
 
     inputs, truth, limits = _graded_inputs()
@@ -247,7 +247,7 @@ def test_the_graded_run_demands_its_walls_and_runs_under_the_given_limits(
 def test_outcomes_are_reused_by_default_newest_kept_oldest_dropped(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from datagauntlet.envs.event_recon import remediation
+    from datagauntlet.envs.event_recon.grading import remediation
 
     inputs, truth, limits = _graded_inputs()
     monkeypatch.setattr(remediation, "_OUTCOMES", type(remediation._OUTCOMES)())

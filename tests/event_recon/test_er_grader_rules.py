@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from datagauntlet.envs.event_recon.grader import (
+from datagauntlet.envs.event_recon.grading.grader import (
     FAILURE_CODES,
     METRICS,
     WEIGHTS,
@@ -246,7 +246,7 @@ def _inspect(tmp_path: Path, change: str) -> Outcome:
     import shutil
     import sqlite3
 
-    from datagauntlet.envs.event_recon.remediation import inspect
+    from datagauntlet.envs.event_recon.grading.remediation import inspect
     from datagauntlet.kits.sandbox import WALLS, SandboxResult
 
     pristine = _ledger_db(tmp_path / "pristine.sqlite")
@@ -284,7 +284,7 @@ def test_a_change_to_the_schema_alone_is_a_change(tmp_path: Path) -> None:
 def test_reading_the_left_database_is_bounded_by_the_readers_process(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from datagauntlet.envs.event_recon import remediation
+    from datagauntlet.envs.event_recon.grading import remediation
 
     pad = (
         "CREATE TABLE pad (x); WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n "
@@ -315,7 +315,7 @@ def test_no_findings_report_zero_precision_and_recall() -> None:
 
 
 def test_identification_and_grounding_with_nothing_to_compare_are_zero() -> None:
-    from datagauntlet.envs.event_recon.grader import grounding, identification
+    from datagauntlet.envs.event_recon.grading.grader import grounding, identification
 
     empty = Truth(**{**truth().__dict__, "manifest": frozenset(), "evidence": {}})
     claims = {("duplicate_delivery", "p1"): {"e1"}}
@@ -325,7 +325,7 @@ def test_identification_and_grounding_with_nothing_to_compare_are_zero() -> None
 
 
 def test_a_manifest_pair_without_listed_evidence_grounds_nothing() -> None:
-    from datagauntlet.envs.event_recon.grader import grounding
+    from datagauntlet.envs.event_recon.grading.grader import grounding
 
     t = truth()
     partial = Truth(**{**t.__dict__, "evidence": {("duplicate_delivery", "p1"): frozenset({"e1"})}})
@@ -334,7 +334,7 @@ def test_a_manifest_pair_without_listed_evidence_grounds_nothing() -> None:
 
 
 def test_a_partner_missing_from_the_projection_has_no_balance() -> None:
-    from datagauntlet.envs.event_recon.grader import ledger
+    from datagauntlet.envs.event_recon.grading.grader import ledger
 
     without_p4 = {k: v for k, v in REPAIRED.items() if k != "p4"}  # p4's balance is empty
     assert ledger(truth(), outcome(without_p4)).correctness == 1.0
@@ -344,7 +344,7 @@ def test_a_partner_missing_from_the_projection_has_no_balance() -> None:
 
 
 def test_an_unreadable_ledger_repairs_nobody_and_preserves_nothing() -> None:
-    from datagauntlet.envs.event_recon.grader import LedgerResult, ledger
+    from datagauntlet.envs.event_recon.grading.grader import LedgerResult, ledger
 
     assert ledger(truth(), outcome(None)) == LedgerResult(0.0, 0.0, 0, 2)
     s = grade(truth(), report(PERFECT), outcome(None), [])
@@ -359,7 +359,7 @@ def test_each_invented_partner_counts_once_as_regressed() -> None:
 
 
 def test_with_no_healthy_partner_preservation_is_the_ledger_share() -> None:
-    from datagauntlet.envs.event_recon.grader import ledger
+    from datagauntlet.envs.event_recon.grading.grader import ledger
 
     t = truth()
     all_broken = Truth(**{**t.__dict__, "partners": ("p1", "p2")})
@@ -454,7 +454,7 @@ def _run(exit_code: int = 0, timed_out: bool = False, events: tuple[str, ...] = 
     ],
 )
 def test_the_graded_run_status_names_why_it_ended(run: dict, status: str) -> None:  # type: ignore[type-arg]
-    from datagauntlet.envs.event_recon.remediation import _status
+    from datagauntlet.envs.event_recon.grading.remediation import _status
 
     assert _status(_run(**run)) == status
 
@@ -462,7 +462,7 @@ def test_the_graded_run_status_names_why_it_ended(run: dict, status: str) -> Non
 def test_the_outcome_counts_the_script_lines_whatever_its_last_line_ends_with(
     tmp_path: Path,
 ) -> None:
-    from datagauntlet.envs.event_recon.remediation import inspect
+    from datagauntlet.envs.event_recon.grading.remediation import inspect
 
     pristine = _ledger_db(tmp_path / "pristine.sqlite")
     graded = truth()
@@ -493,7 +493,7 @@ def test_a_partner_whose_rows_are_all_deleted_or_all_new_is_changed(tmp_path: Pa
 def _left_behind(tmp_path: Path, make: str) -> Outcome:
     import os
 
-    from datagauntlet.envs.event_recon.remediation import inspect
+    from datagauntlet.envs.event_recon.grading.remediation import inspect
 
     pristine = _ledger_db(tmp_path / "pristine.sqlite")
     after = tmp_path / "db.sqlite"
@@ -518,6 +518,40 @@ def test_a_database_missing_or_swapped_for_a_link_is_unreadable_by_name(
 def test_a_dropped_payouts_table_is_unreadable_by_name(tmp_path: Path) -> None:
     out = _inspect(tmp_path, "DROP TABLE payouts")
     assert out.detail == {"unreadable": "table payouts is gone"} and out.status == "ok"
+
+
+# --- a finding is identified only with an event that evidences it ----------------------------
+TWELVE = tuple(f"family_{i:02d}" for i in range(12))
+
+
+def _concentrated() -> Truth:
+    """Three pairs, all on p1: the shape T3/T4 produce when their defects share a partner."""
+    manifest = {(TWELVE[i], "p1"): {f"e{i}"} for i in range(3)}
+    return Truth(**{**truth(manifest).__dict__, "families": TWELVE})
+
+
+def test_a_pair_is_identified_only_with_an_event_that_evidences_it() -> None:
+    t = truth()
+    uncited = [dict(f, event_id="none") for f in PERFECT]
+    assert values(t, uncited, outcome(REPAIRED))["defect_identification"] == 0.0
+    swapped = [dict(PERFECT[0], event_id="e9"), dict(PERFECT[1], event_id="e1")]
+    assert values(t, swapped, outcome(REPAIRED))["defect_identification"] == 0.0
+    one = [PERFECT[0], dict(PERFECT[1], event_id="none")]
+    assert values(t, one, outcome(REPAIRED))["defect_identification"] == pytest.approx(
+        round(f_beta(0.5, 0.5), 6)
+    )
+
+
+@pytest.mark.parametrize("cite", ["none", "e-not-evidence"])
+def test_reciting_every_family_for_one_partner_stays_under_the_probe_ceiling(cite: str) -> None:
+    """Every family for the partner that carries all three pairs (the public worst case was
+    0.0882 when a pair counted without its evidence): nothing is identified."""
+    from datagauntlet.envs.event_recon.attacks.probes import PROBE_CEILING
+
+    recital = [{"family": f, "partner_id": "p1", "event_id": cite} for f in TWELVE]
+    s = grade(_concentrated(), report(recital), outcome({}), [])
+    assert s.reward <= PROBE_CEILING
+    assert s.components["defect_identification"]["value"] == 0.0
 
 
 def test_a_short_report_on_a_preserved_exact_ledger_is_report_imperfect() -> None:

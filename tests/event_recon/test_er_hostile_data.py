@@ -11,6 +11,7 @@ under its own limits.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 import pytest
 from er_helpers import open_episode, perfect_findings, submit_script
 
-from datagauntlet.envs.event_recon import remediation
+from datagauntlet.envs.event_recon.grading import remediation
 
 CONNECT = "import sqlite3\ndb = sqlite3.connect('db.sqlite')\n"
 VIRTUAL = (
@@ -104,6 +105,8 @@ def _measured(monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, Any]]:
         return res
 
     monkeypatch.setattr(remediation, "run_script", watched)
+    # an identical submission earlier in this process would be reused, never read again
+    monkeypatch.setattr(remediation, "_OUTCOMES", OrderedDict())
     with open("/proc/self/clear_refs", "w") as fh:  # peak RSS from here on
         fh.write("5")
     base, cpu = _peak_kb(), time.process_time()
@@ -200,8 +203,8 @@ def test_a_database_left_in_wal_mode_is_read_with_its_wal() -> None:
 def test_the_docs_list_the_readers_bounds_and_the_failure_codes_as_the_code_has_them() -> None:
     from pathlib import Path
 
-    from datagauntlet.envs.event_recon import ledger_reader
-    from datagauntlet.envs.event_recon.grader import FAILURE_CODES, INVALID_CODES
+    from datagauntlet.envs.event_recon.grading import ledger_reader
+    from datagauntlet.envs.event_recon.grading.grader import FAILURE_CODES, INVALID_CODES
 
     doc = (Path(__file__).parents[2] / "docs" / "envs" / "event-recon.md").read_text()
     block = doc.split("<!-- reader bounds -->")[1].split("<!-- end reader bounds -->")[0]

@@ -12,6 +12,7 @@ import pytest
 
 from datagauntlet.core.replay import next_tool_call
 from datagauntlet.envs.event_recon.env import EventReconEnv
+from datagauntlet.envs.event_recon.solver import books
 from datagauntlet.envs.event_recon.solver import ledger as L
 from datagauntlet.envs.event_recon.solver import reading as R
 from datagauntlet.envs.event_recon.solver.delivery import replay_lines
@@ -127,7 +128,7 @@ def test_the_solvers_ledger_is_the_contracts_on_every_partner(env) -> None:
         try:
             view = gather(ep)
             world = L.World(view, read_terms(view.contract))
-            ledger = L.compute(world)
+            ledger = books.compute(world)
             assert L.projection(world, ledger) == ep.oracle_truth().correct
             assert L.shipped_projection(world) == ep.oracle_truth().shipped
             # The replay engine with the contract's reading books what the contract books.
@@ -158,8 +159,8 @@ def test_each_misread_rule_changes_what_is_owed_somewhere(sample_worlds, rule: s
     misread = R.with_rules(base - {rule})
     assert misread != R.with_rules(base)
     for world in sample_worlds:
-        right = L.projection(world, L.compute(world, R.with_rules(base)))
-        if right != L.projection(world, L.compute(world, misread)):
+        right = L.projection(world, books.compute(world, R.with_rules(base)))
+        if right != L.projection(world, books.compute(world, misread)):
             return
     pytest.fail(f"misreading {rule} changed nothing on the sampled tasks")
 
@@ -176,9 +177,9 @@ def test_reference_names_a_module_family_only_through_its_reference_step(env) ->
     from datagauntlet.core.episode import Task
     from datagauntlet.envs.event_recon.env import truth_of
     from datagauntlet.envs.event_recon.episode import EventReconEpisode
-    from datagauntlet.envs.event_recon.families import builtin_families
-    from datagauntlet.envs.event_recon.generator import build_task
     from datagauntlet.envs.event_recon.solver.policy import reference_with
+    from datagauntlet.envs.event_recon.world.families import builtin_families
+    from datagauntlet.envs.event_recon.world.generator import build_task
 
     sys.path.insert(0, str(Path(__file__).parent))
     import family_fixture

@@ -14,14 +14,14 @@ import pytest
 from datagauntlet.core.episode import Task
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon import splits
-from datagauntlet.envs.event_recon.base_world import base_draft
-from datagauntlet.envs.event_recon.builder import LATENT_BUGS, build
+from datagauntlet.envs.event_recon.attacks.probes import PROBE_CEILING, SINGLE_AXIS
 from datagauntlet.envs.event_recon.env import EventReconEnv
-from datagauntlet.envs.event_recon.families import activated_bug
-from datagauntlet.envs.event_recon.plan import apply, draw, ledger_projection, run
-from datagauntlet.envs.event_recon.probes import PROBE_CEILING, SINGLE_AXIS
-from datagauntlet.envs.event_recon.reconciler import reconcile_files
+from datagauntlet.envs.event_recon.grading.reconciler import reconcile_files
 from datagauntlet.envs.event_recon.solver.policy import reference as public_reference
+from datagauntlet.envs.event_recon.world.base_world import base_draft
+from datagauntlet.envs.event_recon.world.builder import LATENT_BUGS, build
+from datagauntlet.envs.event_recon.world.families import activated_bug
+from datagauntlet.envs.event_recon.world.plan import apply, draw, ledger_projection, run
 
 NAMES = {f.name for f in heldout.FAMILIES}
 SECRET = "a-secret-of-at-least-16-bytes"

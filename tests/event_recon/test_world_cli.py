@@ -12,9 +12,9 @@ import pytest
 from world_helpers import sample_world
 
 from datagauntlet.cli.main import main
-from datagauntlet.envs.event_recon.records import FILES
+from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import public_tasks
-from datagauntlet.envs.event_recon.world_checks import world_of
+from datagauntlet.envs.event_recon.world.records import FILES
 
 
 def cli(argv: list[str]) -> int:
@@ -96,9 +96,20 @@ def _rule_the_platform_misread(world: Any, evidence: tuple[str, ...]) -> set[str
     }
     moved = [o for o in orders if shipped.get(o, {}) != L.aggregate(L.order_lines(solver_world, o))]
     assert moved
+    # A bigger world plants other defects on the same orders: their rules are misread there too.
+    by_event = {e.event_id: o for o, evs in solver_world.events.items() for e in evs}
+    sharing = {
+        world.notes["rules"][x.family]["rule"]
+        for x in world.manifest
+        if x.family != "currency_or_rounding_drift"
+        and orders & {by_event.get(e) for e in x.evidence}
+    }
+    base = R.CONTRACT
+    for other in sorted(sharing & set(R.MISREADINGS)):
+        base = replace(base, **R.MISREADINGS[other])  # type: ignore[arg-type]
     out = set()
     for rule in ("R12", "W2"):
-        misread = replace(R.CONTRACT, **R.MISREADINGS[rule])  # type: ignore[arg-type]
+        misread = replace(base, **R.MISREADINGS[rule])  # type: ignore[arg-type]
         if all(
             L.aggregate(replay_lines(solver_world, o, misread)) == shipped.get(o, {}) for o in moved
         ):
@@ -118,7 +129,9 @@ def test_explain_prints_the_rule_each_mode_of_a_family_breaks(capsys) -> None:
             if d.family != "currency_or_rounding_drift":
                 continue
             rules = _rule_the_platform_misread(world, d.evidence)
-            assert len(rules) == 1, rules
+            assert rules, (record.index, d)
+            if len(rules) > 1:  # a shared order's other misreading hides which one it was
+                continue
             rule = rules.pop()
             if rule in seen:
                 continue

@@ -7,19 +7,19 @@ from dataclasses import dataclass
 import pytest
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import plan as plan_mod
-from datagauntlet.envs.event_recon.base_world import base_draft
-from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.families import (
+from datagauntlet.envs.event_recon.world import plan as plan_mod
+from datagauntlet.envs.event_recon.world.base_world import base_draft
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.families import (
     Injection,
     builtin_families,
     earning,
     partner_orders,
     plain,
 )
-from datagauntlet.envs.event_recon.generator import generate, plan_world
-from datagauntlet.envs.event_recon.plan import CONDITIONS, FamilyFailed, evaluate
-from datagauntlet.envs.event_recon.statement import statement_projection
+from datagauntlet.envs.event_recon.world.generator import generate, plan_world
+from datagauntlet.envs.event_recon.world.plan import CONDITIONS, FamilyFailed, evaluate
+from datagauntlet.envs.event_recon.world.statement import statement_projection
 
 FAMILIES = builtin_families()
 

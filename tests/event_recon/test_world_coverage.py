@@ -7,16 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from datagauntlet.envs.event_recon.coverage import (
+from datagauntlet.envs.event_recon.gates.coverage import (
     MIN_TASKS,
     OFF_TIER,
     coverage,
     coverage_problems,
     render,
 )
-from datagauntlet.envs.event_recon.records import FAMILIES, TIERS
+from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import public_tasks
-from datagauntlet.envs.event_recon.world_checks import world_of
+from datagauntlet.envs.event_recon.world.records import FAMILIES, TIERS
 
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "envs" / "event-recon.md"
 

@@ -7,8 +7,8 @@ import json
 import pytest
 
 from datagauntlet.envs.event_recon import splits
-from datagauntlet.envs.event_recon.generator import build_task
-from datagauntlet.envs.event_recon.reconciler import reconcile_files
+from datagauntlet.envs.event_recon.grading.reconciler import reconcile_files
+from datagauntlet.envs.event_recon.world.generator import build_task
 
 MODULE = "family_fixture"
 
@@ -89,7 +89,7 @@ def test_a_family_clashing_with_a_builtin_is_a_clear_error(monkeypatch: pytest.M
     import family_fixture
 
     from datagauntlet.core.family_module import load_family_module
-    from datagauntlet.envs.event_recon.families import builtin_families
+    from datagauntlet.envs.event_recon.world.families import builtin_families
 
     monkeypatch.setattr(family_fixture, "FAMILIES", [builtin_families()["schema_drift"]])
     load_family_module.cache_clear()

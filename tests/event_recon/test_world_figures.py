@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 from world_helpers import sample_world
 
+from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import public_tasks
-from datagauntlet.envs.event_recon.world_checks import world_of
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -12,14 +12,14 @@ import pytest
 from world_helpers import SAMPLE_INDICES, sample_world
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon import zones
-from datagauntlet.envs.event_recon.base_world import base_draft
-from datagauntlet.envs.event_recon.builder import LATENT_BUGS, build
-from datagauntlet.envs.event_recon.families import activated_bug, builtin_families
-from datagauntlet.envs.event_recon.generator import build_task, generate
-from datagauntlet.envs.event_recon.plan import apply, draw, ledger_projection, run
-from datagauntlet.envs.event_recon.records import FAMILIES, FILES, TABLES
-from datagauntlet.envs.event_recon.world_checks import sanity_findings
+from datagauntlet.envs.event_recon.gates.world_checks import sanity_findings
+from datagauntlet.envs.event_recon.world import zones
+from datagauntlet.envs.event_recon.world.base_world import base_draft
+from datagauntlet.envs.event_recon.world.builder import LATENT_BUGS, build
+from datagauntlet.envs.event_recon.world.families import activated_bug, builtin_families
+from datagauntlet.envs.event_recon.world.generator import build_task, generate
+from datagauntlet.envs.event_recon.world.plan import apply, draw, ledger_projection, run
+from datagauntlet.envs.event_recon.world.records import FAMILIES, FILES, TABLES
 
 
 def _db(world):

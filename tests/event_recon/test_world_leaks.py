@@ -8,14 +8,14 @@ import dataclasses
 import pytest
 from world_helpers import SAMPLE_INDICES, sample_world
 
-from datagauntlet.envs.event_recon.records import World
-from datagauntlet.envs.event_recon.splits import CANARY, PER_TIER, public_tasks
-from datagauntlet.envs.event_recon.world_checks import (
+from datagauntlet.envs.event_recon.gates.world_checks import (
     digests,
     digests_in_subprocess,
     leak_findings,
     workspace_digest,
 )
+from datagauntlet.envs.event_recon.splits import CANARY, PER_TIER, public_tasks
+from datagauntlet.envs.event_recon.world.records import World
 
 
 def test_public_split_is_120_tasks_30_per_tier_each_with_the_canary() -> None:

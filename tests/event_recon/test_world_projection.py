@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from world_helpers import SAMPLE_INDICES, sample_world
 
-from datagauntlet.envs.event_recon.projection import project_ledger
-from datagauntlet.envs.event_recon.workspace import materialize
+from datagauntlet.envs.event_recon.grading.projection import project_ledger
+from datagauntlet.envs.event_recon.world.workspace import materialize
 
 
 @pytest.fixture()

@@ -11,18 +11,18 @@ from pathlib import Path
 import pytest
 from world_helpers import SAMPLE_INDICES, sample_records, sample_world
 
-import datagauntlet.envs.event_recon.reconciler as reconciler_module
-from datagauntlet.envs.event_recon import accounting
-from datagauntlet.envs.event_recon.generator import TaskRefused, cross_check, generate
-from datagauntlet.envs.event_recon.projection import project_ledger
-from datagauntlet.envs.event_recon.reconciler import reconcile
-from datagauntlet.envs.event_recon.workspace import materialize
-from datagauntlet.envs.event_recon.world_checks import cross_check_all
+import datagauntlet.envs.event_recon.grading.reconciler as reconciler_module
+from datagauntlet.envs.event_recon.gates.world_checks import cross_check_all
+from datagauntlet.envs.event_recon.grading import accounting
+from datagauntlet.envs.event_recon.grading.projection import project_ledger
+from datagauntlet.envs.event_recon.grading.reconciler import reconcile
+from datagauntlet.envs.event_recon.world.generator import TaskRefused, cross_check, generate
+from datagauntlet.envs.event_recon.world.workspace import materialize
 
 ALLOWED = {
     "__future__", "json", "re", "sqlite3", "collections.abc", "dataclasses", "datetime",
     "decimal", "pathlib", "typing",
-    "datagauntlet.envs.event_recon.records", "datagauntlet.envs.event_recon.zones",
+    "datagauntlet.envs.event_recon.world.records", "datagauntlet.envs.event_recon.world.zones",
 }  # fmt: skip
 
 
@@ -35,7 +35,7 @@ def test_reconciler_imports_only_record_types_and_the_zone_table() -> None:
         elif isinstance(node, ast.ImportFrom):
             imported.add(node.module or "")
     assert imported <= ALLOWED, imported - ALLOWED
-    assert "datagauntlet.envs.event_recon.accounting" not in imported
+    assert "datagauntlet.envs.event_recon.grading.accounting" not in imported
 
 
 def test_generator_and_reconciler_agree_on_the_sample() -> None:

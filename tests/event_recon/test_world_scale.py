@@ -8,16 +8,16 @@ import sqlite3
 import pytest
 from world_helpers import sample_world
 
-from datagauntlet.envs.event_recon.base_world import (
+from datagauntlet.envs.event_recon.config import EventReconConfig
+from datagauntlet.envs.event_recon.env import EventReconEnv
+from datagauntlet.envs.event_recon.world.base_world import (
     DEFAULT_SCALE,
     PARTNERS_BY_TIER,
     base_draft,
     roster_bounds,
 )
-from datagauntlet.envs.event_recon.config import EventReconConfig
-from datagauntlet.envs.event_recon.env import EventReconEnv
-from datagauntlet.envs.event_recon.generator import generate
-from datagauntlet.envs.event_recon.records import World
+from datagauntlet.envs.event_recon.world.generator import generate
+from datagauntlet.envs.event_recon.world.records import World
 
 
 @pytest.mark.parametrize("bad", [0.0, 0.1, 4.5, -1.0])

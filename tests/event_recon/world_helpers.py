@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from functools import cache
 
-from datagauntlet.envs.event_recon.records import World
+from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import TaskRecord, public_tasks
-from datagauntlet.envs.event_recon.world_checks import world_of
+from datagauntlet.envs.event_recon.world.records import World
 
 # Two tasks of each tier; `make gates` sweeps all 120.
 SAMPLE_INDICES = (0, 17, 30, 47, 60, 77, 90, 107)

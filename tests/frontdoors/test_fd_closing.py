@@ -168,7 +168,11 @@ def test_the_serve_door_closes_its_episode(resources: Resources) -> None:
                 assert resp.status == 200
             if index % 2:
                 continue
-            req = urllib.request.Request(f"{server.url}/submit", data=b'{"records": []}')
+            req = urllib.request.Request(
+                f"{server.url}/submit",
+                data=b'{"records": []}',
+                headers={"Content-Type": "application/json"},
+            )
             with urllib.request.urlopen(req, timeout=10) as resp:
                 assert resp.status == 200
     resources.assert_all_released(ROLLOUTS, connections=False)
@@ -184,7 +188,11 @@ def test_the_scripted_model_leaves_no_episode_open(resources: Resources, mock_mo
         {"model": "default", "messages": [{"role": "user", "content": "hi"}]}
     ).encode()
     for _ in range(ROLLOUTS):
-        req = urllib.request.Request(f"{server.base_url}/chat/completions", data=body)
+        req = urllib.request.Request(
+            f"{server.base_url}/chat/completions",
+            data=body,
+            headers={"Content-Type": "application/json"},
+        )
         with urllib.request.urlopen(req, timeout=10) as resp:
             assert resp.status == 200
     resources.assert_all_released(0, connections=False)  # it never needs a world

@@ -144,7 +144,9 @@ def test_a_rollout_stops_at_its_deadline_and_is_recorded(tmp_path: Path) -> None
 
 def test_deadlines_must_be_positive(capsys: pytest.CaptureFixture[str]) -> None:
     for flag in ("--request-timeout", "--rollout-timeout"):
-        assert main(["eval", "--env", ENV, flag, "0"]) == 2
+        with pytest.raises(SystemExit) as exit_:  # refused while the options are parsed
+            main(["eval", "--env", ENV, flag, "0"])
+        assert exit_.value.code == 2
         assert f"{flag} must be > 0" in capsys.readouterr().err
 
 

@@ -8,9 +8,9 @@ from datetime import timedelta
 from typing import Any
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon.accounting import iso
-from datagauntlet.envs.event_recon.draft import Draft
-from datagauntlet.envs.event_recon.families import Injection, earning
+from datagauntlet.envs.event_recon.grading.accounting import iso
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.families import Injection, earning
 
 
 class StaleCodeRow:

@@ -8,8 +8,8 @@ from datetime import timedelta
 from typing import Any
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon.draft import Delivery, Draft, Effect, Extra
-from datagauntlet.envs.event_recon.families import (
+from datagauntlet.envs.event_recon.world.draft import Delivery, Draft, Effect, Extra
+from datagauntlet.envs.event_recon.world.families import (
     Injection,
     earning,
     new_event_id,

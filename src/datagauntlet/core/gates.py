@@ -281,7 +281,10 @@ def _digests_in_subprocess(
     if proc.returncode != 0:
         last = (proc.stderr.strip().splitlines() or ["no output"])[-1]
         return f"digest process failed: {last[:200]}"
-    result: dict[str, str] = json.loads(proc.stdout)
+    try:
+        result: dict[str, str] = json.loads(proc.stdout)
+    except ValueError:  # anything else on its stdout: the gate fails by name, not by traceback
+        return f"digest process printed no digests: {proc.stdout.strip()[-200:]!r}"
     return result
 
 

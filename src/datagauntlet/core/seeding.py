@@ -351,6 +351,12 @@ def use_secret_file(path: str | os.PathLike[str]) -> None:
     _secret_key()  # fail now, with the reason, rather than at the first held-out task
 
 
+def secret_id() -> str:
+    """A short public name for the secret in use (a keyed digest; the secret cannot be
+    recovered from it), so published held-out figures can say which secret they are for."""
+    return hashlib.blake2b(key=_secret_key(), digest_size=8, person=b"dg-secret-id").hexdigest()
+
+
 def has_secret() -> bool:
     return _read_secret() is not None
 

@@ -154,7 +154,7 @@ def attempt(case: Case, walls: tuple[str, ...], via_cli: bool = False) -> Attemp
             if via_cli:
                 res = _through_cli(code, socks / "attack.py", ws, limits)
             else:
-                res = run_script(code, ws, limits, walls=walls)
+                res = run_script(code, ws, limits, walls=walls, unwalled=not walls)
             after = _snapshot(outside)
             seen = res.stdout + res.stderr
             custom = case.escaped(res, ws, ctx) if case.escaped else False

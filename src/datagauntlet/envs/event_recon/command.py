@@ -61,7 +61,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _world(args: argparse.Namespace) -> tuple[Any, Any, Any]:
     from datagauntlet.envs.event_recon import splits
-    from datagauntlet.envs.event_recon.generator import build_task
+    from datagauntlet.envs.event_recon.world.generator import build_task
 
     if args.seed is not None:
         if args.tier is None:
@@ -78,8 +78,8 @@ def _world(args: argparse.Namespace) -> tuple[Any, Any, Any]:
 
 
 def _materialize(args: argparse.Namespace) -> int:
-    from datagauntlet.envs.event_recon.records import FILES
-    from datagauntlet.envs.event_recon.workspace import materialize
+    from datagauntlet.envs.event_recon.world.records import FILES
+    from datagauntlet.envs.event_recon.world.workspace import materialize
 
     out = Path(args.out)
     if out.exists() and not out.is_dir():

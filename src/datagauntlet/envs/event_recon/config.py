@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from datagauntlet.core.config import EnvConfig
-from datagauntlet.envs.event_recon.base_world import DEFAULT_SCALE, SCALE_RANGE
+from datagauntlet.envs.event_recon.world.base_world import DEFAULT_SCALE, SCALE_RANGE
 
 TIERS = (1, 2, 3, 4)
 

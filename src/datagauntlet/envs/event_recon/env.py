@@ -12,7 +12,7 @@ from datagauntlet.core.seeding import task_seed
 from datagauntlet.core.task_info import TaskInfo
 from datagauntlet.envs.event_recon.config import TIERS, EventReconConfig
 from datagauntlet.envs.event_recon.episode import TASK_PROMPT, EventReconEpisode
-from datagauntlet.envs.event_recon.grader import METRICS, WEIGHTS, Truth
+from datagauntlet.envs.event_recon.grading.grader import METRICS, WEIGHTS, Truth
 from datagauntlet.envs.event_recon.registration import REGISTRATION
 from datagauntlet.envs.event_recon.splits import CANARY
 
@@ -70,7 +70,7 @@ class EventReconEnv(Environment[EventReconConfig]):
     metric_names = METRICS
     default_task_count = 4  # eval/train/test when n is not given; public is always 120
     canary = CANARY  # on every task dict, vf row, run file and gate JSON; in no workspace
-    world_bytes_estimate = 1024 * 1024  # measured: ~650 KiB built and played (docs/server.md)
+    world_bytes_estimate = 3 * 1024 * 1024  # measured: ~1.8 MB played at scale 1.0 (docs/server.md)
 
     config: EventReconConfig
 
@@ -137,8 +137,8 @@ class EventReconEnv(Environment[EventReconConfig]):
     def world(self, task: Task) -> Any:
         """The task's world, generated from its seed and cross-checked against the reconciler
         (truth included: for graders and tests)."""
-        from datagauntlet.envs.event_recon.generator import build_task
         from datagauntlet.envs.event_recon.splits import families_of
+        from datagauntlet.envs.event_recon.world.generator import build_task
 
         r = self.record(task)
         scale = self.config.scale
@@ -171,7 +171,7 @@ class EventReconEnv(Environment[EventReconConfig]):
 
     def extra_gates(self) -> list[Any]:
         """event-recon's own gate rows (gates.py), run after the shared ones."""
-        from datagauntlet.envs.event_recon.gates import extra_gates
+        from datagauntlet.envs.event_recon.gates.gates import extra_gates
 
         return extra_gates()
 
@@ -184,7 +184,7 @@ class EventReconEnv(Environment[EventReconConfig]):
         return sorted(set(out))
 
     def policies(self) -> dict[str, Policy]:
-        from datagauntlet.envs.event_recon import attackers, probes
+        from datagauntlet.envs.event_recon.attacks import attackers, probes
         from datagauntlet.envs.event_recon.solver import policy
         from datagauntlet.envs.event_recon.splits import reference_steps
 

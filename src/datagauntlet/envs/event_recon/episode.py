@@ -16,10 +16,10 @@ from datagauntlet.core.score import Score
 from datagauntlet.core.temp_roots import TempRoot
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
 from datagauntlet.envs.event_recon.config import EventReconConfig
-from datagauntlet.envs.event_recon.grader import Outcome, Truth, grade
-from datagauntlet.envs.event_recon.records import FILES
-from datagauntlet.envs.event_recon.remediation import run_graded
+from datagauntlet.envs.event_recon.grading.grader import Outcome, Truth, grade
+from datagauntlet.envs.event_recon.grading.remediation import run_graded
 from datagauntlet.envs.event_recon.tools import ReconSqlToolset
+from datagauntlet.envs.event_recon.world.records import FILES
 from datagauntlet.kits.sandbox import EXPLORE, GRADED, PythonToolset
 from datagauntlet.kits.sql import SandboxLimits
 from datagauntlet.kits.workspace import WorkspaceToolset

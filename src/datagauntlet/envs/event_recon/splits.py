@@ -14,8 +14,8 @@ from functools import lru_cache
 from types import MappingProxyType
 
 from datagauntlet.core import seeding
-from datagauntlet.envs.event_recon.families import Family, builtin_families
-from datagauntlet.envs.event_recon.records import TIERS
+from datagauntlet.envs.event_recon.world.families import Family, builtin_families
+from datagauntlet.envs.event_recon.world.records import TIERS
 
 ENV_ID = "event-recon"
 # The held-out families' own distribution (`heldout/` in the repository, `datagauntlet-heldout`):
@@ -44,8 +44,14 @@ class TaskRecord:
 
 
 def tier_of(index: int, size: int) -> int:
-    """Splits come in four equal quarters, T1 first."""
+    """The public split and a module's come in four equal quarters, T1 first."""
     return 1 + min(3, index * 4 // max(size, 1))
+
+
+def interleaved_tier(index: int) -> int:
+    """Held-out splits take tiers in turn (T1, T2, T3, T4, T1, ...), so the first N of one
+    (`gates --split private -n N`) is as balanced as N allows, as `eval` is for public."""
+    return TIERS[index % len(TIERS)]
 
 
 def public_seed(index: int) -> int:
@@ -108,11 +114,12 @@ def split_tasks(split: str, family_module: str | None = None) -> tuple[TaskRecor
         raise ValueError(
             f"unknown split {split!r}; expected one of {', '.join(split_names(family_module))}"
         )
-    n = SPLIT_SIZES[split]
     module = _split_module(split, family_module)
     return tuple(
-        TaskRecord(i, seeding.task_seed(ENV_ID, split, i), tier_of(i, n), split, CANARY, module)
-        for i in range(n)
+        TaskRecord(
+            i, seeding.task_seed(ENV_ID, split, i), interleaved_tier(i), split, CANARY, module
+        )
+        for i in range(SPLIT_SIZES[split])
     )
 
 

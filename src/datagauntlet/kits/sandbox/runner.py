@@ -40,17 +40,20 @@ def run_script(
     walls: Iterable[str] = WALLS,
     require: Iterable[str] = (),
     filename: str | None = None,
+    unwalled: bool = False,
 ) -> SandboxResult:
     """Run Python `code` (source text, or a path to a script) with `workspace` as its only
     writable place, behind `walls`. Raises `WallsUnavailable` (and runs nothing) when a
-    wall in `require` cannot be raised on this host; raises ValueError for bad arguments."""
+    wall in `require` cannot be raised on this host; raises ValueError for bad arguments.
+    An empty `walls` is refused unless `unwalled` says so: only the escape battery's control
+    runs with the supervisor alone."""
     limits = limits or EXPLORE
     walls = check_names(walls, "walls")
     require = check_names(require, "require")
     if set(require) - set(walls):
         missing = sorted(set(require) - set(walls))  # sorted: the same message every run
         raise ValueError(f"required walls not requested: {', '.join(missing)}")
-    if not walls:
+    if not walls and not unwalled:
         raise ValueError("no sandbox wall requested; name at least one of " + ", ".join(WALLS))
     if not os.fspath(workspace):
         raise ValueError("the sandbox workspace path is empty")

@@ -23,13 +23,13 @@ partner it alone moved). The cited event is the `order.created` of the first suc
 
 from __future__ import annotations
 
-import re
 from collections import defaultdict
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 from datagauntlet.envs.event_recon.solver.delivery import replay_lines
+from datagauntlet.envs.event_recon.solver.evidence import PAYLOAD_EVIDENCE, WIRE_EVIDENCE, sub_minor
 from datagauntlet.envs.event_recon.solver.ledger import (
     Ledger,
     Lines,
@@ -54,7 +54,6 @@ HYPOTHESES: dict[str, tuple[dict[str, object], ...]] = {
     "retroactive_program_change": ({"rate_version": "latest"},),
     "qualification_bar_mismatch": ({"bar": "none"}, {"bar": "never"}),
 }
-SUB_MINOR = re.compile(r"^-?\d+\.\d{3,}$")
 
 # A family this package does not define is recognised only through its own reference step
 # (`Family.misreadings`, `Family.seen_on`), which its family module brings: the solver never
@@ -82,16 +81,6 @@ class Diagnosis:
     findings: list[Finding] = field(default_factory=list)
 
 
-def _sub_minor(world: World, order_id: str) -> bool:
-    t = world.terms
-    money_fields = (t.field("gross"), t.field("tax"))
-    return any(
-        isinstance(ev.payload.get(f), str) and SUB_MINOR.match(ev.payload[f])
-        for ev in world.events.get(order_id, [])
-        for f in money_fields
-    )
-
-
 def candidates(
     world: World,
     order_id: str,
@@ -109,7 +98,7 @@ def candidates(
                 out.append(family)
                 break
     if "schema_drift" in out and "currency_or_rounding_drift" in out:
-        rounding = _sub_minor(world, order_id)
+        rounding = sub_minor(world, order_id)
         out.remove("schema_drift" if rounding else "currency_or_rounding_drift")
     if len(out) > 1:  # a wire or reference anomaly on the order outweighs a derivation fault
         seen = [f for f in out if _seen(world, order_id, f, steps)]
@@ -117,11 +106,16 @@ def candidates(
             out = seen
         # a module family whose evidence refines a built-in's (a backfill replay is also a
         # re-emission) wins over that one when both are seen
-        refined = {b for f in out for b in getattr(steps.get(f), "refines", ())}
+        refined = _refined(out, steps)
         out = [f for f in out if f not in refined] or out
     if len(out) > 1:  # two families read the same rule wrongly: the contract's words decide
         out = _by_description(world, order_id, out)
     return out
+
+
+def _refined(families: Any, steps: Steps) -> set[str]:
+    """The built-in families that a module family among `families` refines."""
+    return {b for f in families for b in getattr(steps.get(f), "refines", ())}
 
 
 # Words of a family's contract line that the order's own deliveries can confirm or refute.
@@ -177,87 +171,6 @@ def _by_description(world: World, order_id: str, options: list[str]) -> list[str
     return [f for f in fit if len(words(f)) == best]
 
 
-def _money_fields(world: World) -> tuple[str, str]:
-    return world.terms.field("gross"), world.terms.field("tax")
-
-
-def _absent_money(world: World, order_id: str) -> bool:
-    return any(
-        ev.type != "order.created" and any(f not in ev.payload for f in _money_fields(world))
-        for ev in world.events.get(order_id, [])
-    )
-
-
-def _type_against_version(world: World, order_id: str) -> bool:
-    for ev in world.events.get(order_id, []):
-        for f in _money_fields(world):
-            value = ev.payload.get(f)
-            if value is None:
-                continue
-            if (ev.version == 1) != (isinstance(value, int) and not isinstance(value, bool)):
-                return True
-    return False
-
-
-def _re_emitted(world: World, order_id: str) -> bool:
-    ids: dict[int, set[str]] = defaultdict(set)
-    for ev in world.events.get(order_id, []):
-        ids[ev.seq()].add(ev.event_id)
-    return any(len(v) > 1 for v in ids.values())
-
-
-def _out_of_seq(world: World, order_id: str) -> bool:
-    seqs = [ev.seq() for ev in world.events.get(order_id, []) if ev.type == "order.updated"]
-    return seqs != sorted(seqs)
-
-
-def _before_created(world: World, order_id: str) -> bool:
-    first = next(iter(world.events.get(order_id, [])), None)
-    return first is not None and first.type != "order.created"
-
-
-def _code_row(world: World, order_id: str) -> dict[str, str] | None:
-    created = next((e for e in world.events.get(order_id, []) if e.type == "order.created"), None)
-    if created is None:
-        return None
-    t = world.terms
-    at = created.payload.get(t.field("time"))
-    return world.code_row(created.payload.get(t.field("code")), str(at), CONTRACT)
-
-
-def _merged(world: World, order_id: str) -> bool:
-    row = _code_row(world, order_id)
-    return bool(row and (world.partners.get(row["partner_id"]) or {}).get("merged_into"))
-
-
-def _stale_tier(world: World, order_id: str) -> bool:
-    row = _code_row(world, order_id)
-    if not row:
-        return False
-    partner = world.partners.get(world.survivor(row["partner_id"])) or {}
-    return bool(partner.get("tier") != row["tier"])
-
-
-def _foreign(world: World, order_id: str) -> bool:
-    row = _code_row(world, order_id)
-    created = next((e for e in world.events.get(order_id, []) if e.type == "order.created"), None)
-    program = world.terms.programs.get(row["program_id"]) if row else None
-    return bool(created and program and created.payload.get("currency") != program.currency)
-
-
-# What each wire or reference family leaves on the order itself, readable without arithmetic.
-WIRE_EVIDENCE = {
-    "duplicate_delivery": _re_emitted,
-    "out_of_order_delivery": _out_of_seq,
-    "missing_field_coercion": _absent_money,
-    "schema_drift": _type_against_version,
-    "currency_or_rounding_drift": lambda w, o: _foreign(w, o) or _sub_minor(w, o),
-    "partial_backfill": _before_created,
-    "identity_fragmentation": _merged,
-    "tier_misconfiguration": _stale_tier,
-}
-
-
 def pair_candidates(
     world: World,
     order_id: str,
@@ -270,14 +183,22 @@ def pair_candidates(
     booked, each member borne out by the order's own evidence where it leaves any."""
     out = []
     for i, first in enumerate(families):
-        if first in WIRE_EVIDENCE and not WIRE_EVIDENCE[first](world, order_id):
+        if not _borne_out(world, order_id, first, steps):
             continue
         for second in families[i + 1 :]:
-            if second in WIRE_EVIDENCE and not WIRE_EVIDENCE[second](world, order_id):
+            if not _borne_out(world, order_id, second, steps):
                 continue
             if _pair_fits(world, order_id, booked, first, second, base, steps):
                 out.append((first, second))
     return out
+
+
+def _borne_out(world: World, order_id: str, family: str, steps: Steps) -> bool:
+    """False when the family leaves a mark on its orders (built-in or `seen_on`) and this
+    order lacks it."""
+    if family in WIRE_EVIDENCE or getattr(steps.get(family), "seen_on", None):
+        return _seen(world, order_id, family, steps)
+    return True
 
 
 def _pair_fits(
@@ -312,17 +233,6 @@ def _alone(
     return booked
 
 
-# Wire families whose trace on the order is its own payload, not the reference data.
-PAYLOAD_EVIDENCE = (
-    "duplicate_delivery",
-    "out_of_order_delivery",
-    "missing_field_coercion",
-    "schema_drift",
-    "currency_or_rounding_drift",
-    "partial_backfill",
-)
-
-
 def _with_masked(
     world: World, order_id: str, shipped: dict[str, Lines], family: str, base: Reading
 ) -> tuple[str, ...]:
@@ -341,6 +251,26 @@ def _with_masked(
 def _masks(family: str) -> tuple[str, ...]:
     # Only a partner-moving family can hide another's amounts: its rows sit elsewhere.
     return PAYLOAD_EVIDENCE if family == "identity_fragmentation" else ()
+
+
+def _narrowed(
+    world: World,
+    order_id: str,
+    pairs: list[tuple[str, str]],
+    sure: set[str],
+    steps: Steps,
+) -> list[tuple[str, str]]:
+    """The pairs left by the tie-breaks `candidates` applies to one family: marks on the order
+    outweigh a derivation fault, a module family beats what it refines; then a coincidence
+    of amounts goes to families seen unambiguously elsewhere."""
+    if len(pairs) > 1:
+        pairs = [p for p in pairs if all(_seen(world, order_id, f, steps) for f in p)] or pairs
+    if len(pairs) > 1:
+        refined = _refined({f for p in pairs for f in p}, steps)
+        pairs = [p for p in pairs if not set(p) & refined] or pairs
+    if len(pairs) > 1:
+        pairs = [p for p in pairs if set(p) <= sure] or pairs
+    return pairs
 
 
 def _explain(
@@ -365,8 +295,7 @@ def _explain(
             pairs = pair_candidates(
                 world, order_id, shipped.get(order_id, {}), families, base, steps
             )
-            if len(pairs) > 1:
-                pairs = [p for p in pairs if set(p) <= sure] or pairs
+            pairs = _narrowed(world, order_id, pairs, sure, steps)
             if len(pairs) == 1:
                 diag.families_of[order_id] = pairs[0]
                 continue

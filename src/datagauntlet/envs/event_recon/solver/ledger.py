@@ -20,7 +20,7 @@ from typing import Any
 from datagauntlet.envs.event_recon.solver.reading import CONTRACT, Reading
 from datagauntlet.envs.event_recon.solver.terms import Terms
 from datagauntlet.envs.event_recon.solver.view import Row, View
-from datagauntlet.envs.event_recon.zones import zone
+from datagauntlet.envs.event_recon.world.zones import zone
 
 Key = tuple[str, str]  # (partner_id, period)
 Lines = dict[Key, int]
@@ -303,18 +303,6 @@ def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> lis
             )
         )
     return [line for line in lines if line.amount]
-
-
-def compute(world: World, reading: Reading = CONTRACT) -> Ledger:
-    """What `reading` says every order books: the contract's engine for the contract, the
-    delivery-by-delivery one for a misreading (it books what a builder with that bug would)."""
-    ledger = Ledger(manual=world.manual_rows() if reading.manual_stands else [])
-    from datagauntlet.envs.event_recon.solver.delivery import replay_lines
-
-    lines = order_lines if reading == CONTRACT else replay_lines
-    for order_id in sorted(world.events):
-        ledger.lines[order_id] = lines(world, order_id, reading)
-    return ledger
 
 
 def projection(world: World, ledger: Ledger) -> dict[str, dict[str, int]]:

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from datagauntlet.envs.event_recon.projection import project_ledger
+from datagauntlet.envs.event_recon.grading.projection import project_ledger
 from datagauntlet.envs.event_recon.solver.policy import prepare
 from datagauntlet.envs.event_recon.solver.script import STEPS, render_script
 

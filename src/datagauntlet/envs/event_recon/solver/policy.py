@@ -21,8 +21,9 @@ from collections.abc import Callable
 from datagauntlet.core.env import Policy
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.seeding import Keyed
+from datagauntlet.envs.event_recon.solver.books import compute
 from datagauntlet.envs.event_recon.solver.diagnose import NO_STEPS, Steps, diagnose, hypotheses
-from datagauntlet.envs.event_recon.solver.ledger import World, compute
+from datagauntlet.envs.event_recon.solver.ledger import World
 from datagauntlet.envs.event_recon.solver.reading import CONTRACT, with_rules
 from datagauntlet.envs.event_recon.solver.script import Fix, FixRefused, plan_fix, render_script
 from datagauntlet.envs.event_recon.solver.terms import read_terms

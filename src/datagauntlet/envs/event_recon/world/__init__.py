@@ -1,0 +1,3 @@
+"""The world of one seed: records, the clean base, the defect families and their plan,
+the platform's ledger builder, and the four workspace files.
+"""

@@ -1,0 +1,221 @@
+"""The platform's ledger builder: what produced the shipped `ledger_entries`.
+
+It implements the contract with seven latent bugs, each inert in a clean world:
+
+- B1 dedup on `event_id` only (a re-emitted effect with a new id is booked again);
+- B2 delivery-order processing (amendments overwrite in arrival order, not by seq);
+- B3 dead-lettering orphaned effects (an effect before its order is dropped, not held);
+- B4 coercing an absent value to zero (W1 says absent means unchanged, or all that is left);
+- B5 taking a type violation literally (money is read by envelope version, not by JSON type);
+- B6 ignoring a currency mismatch (a foreign-currency order accrues anyway);
+- B7 trusting its code cache (partner and tier come from `referral_codes`, merges ignored).
+
+Derivation faults (the four derivation families) are per-order overrides in `draft.faults`;
+`row: "first"` is the B7 cache gone stale on a code that moved (the code's first row used).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from decimal import ROUND_DOWN, Decimal
+from functools import lru_cache
+
+from datagauntlet.core.seeding import Keyed
+from datagauntlet.envs.event_recon.grading import accounting as acc
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.records import Envelope, IngestRow, LedgerEntry, Program
+
+
+@lru_cache(maxsize=65536)
+def parse_time(text: str) -> datetime:
+    return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
+
+
+LATENT_BUGS = {
+    "B1": "dedup on event_id only",
+    "B2": "delivery-order processing",
+    "B3": "dead-lettering orphaned effects",
+    "B4": "coercing an absent value to zero",
+    "B5": "taking a type violation literally",
+    "B6": "ignoring a currency mismatch",
+    "B7": "trusting its code cache",
+}
+
+
+def builder_money(value: object, version: int) -> int:
+    if value is None:
+        return 0  # B4
+    if version == 1:
+        return int(float(value))  # type: ignore[arg-type]  # B5: "129.90" becomes 129 minor
+    return int((Decimal(str(value)) * 100).to_integral_value(rounding=ROUND_DOWN))  # B5
+
+
+@dataclass
+class _Order:
+    partner: str
+    program: Program
+    tier: str
+    currency: str
+    at: datetime
+    gross: int
+    tax: int
+    booked: int
+    period: str
+    fault: dict[str, object]
+    top_seq: int = 1
+    refunded: tuple[int, int] = (0, 0)
+
+
+def _qualifies(o: _Order) -> bool:
+    program = o.program
+    if "bar" in o.fault:
+        program = replace(program, min_order_minor=int(o.fault["bar"]))  # type: ignore[call-overload]
+    return acc.qualifies(o.gross, program)
+
+
+def _rate(draft: Draft, o: _Order) -> int:
+    if o.fault.get("rate") == "latest":  # retroactive: the newest version for every order
+        versions = [
+            v for v in draft.schedule if v.program_id == o.program.program_id and v.tier == o.tier
+        ]
+        return max(versions, key=lambda v: v.effective_from).rate_bps
+    return acc.rate_for(draft.schedule, o.program.program_id, o.tier, o.at)
+
+
+def _basis(o: _Order, gross: int, tax: int) -> int:
+    basis = o.program.basis
+    if o.fault.get("basis") == "flip":
+        basis = "net" if basis == "gross" else "gross"
+    return acc.basis_amount(basis, gross, tax)
+
+
+def _period(o: _Order, at: datetime) -> str:
+    return acc.period_of(at, str(o.fault.get("zone", o.program.payout_zone)))
+
+
+def build(
+    draft: Draft, envelopes: list[Envelope], fixed: frozenset[str] = frozenset()
+) -> tuple[list[LedgerEntry], list[IngestRow]]:
+    """Replay the deliveries as the platform did. `fixed` names latent bugs to leave out
+    (tests use it to show which bug a family activates)."""
+    s = draft.schema
+    keyed = Keyed(f"event-recon/{draft.seed}/entries")
+    entries: list[LedgerEntry] = []
+    ingest: list[IngestRow] = []
+    seen: set[str] = set()
+    seen_keys: set[tuple[str, int]] = set()
+    state: dict[str, _Order] = {}
+    held: dict[str, list[Envelope]] = {}
+
+    def money(value: object, version: int, previous: int) -> int:
+        if value is None and "B4" in fixed:
+            return previous
+        if value is not None and "B5" in fixed:
+            return acc.money_from_wire(value)
+        return builder_money(value, version)
+
+    def commission(o: _Order) -> int:
+        if not _qualifies(o) or ("B6" in fixed and o.currency != o.program.currency):
+            return 0
+        return acc.commission(_basis(o, o.gross, o.tax), _rate(draft, o))
+
+    def book(o: _Order, order_id: str, event_id: str, kind: str, period: str, amount: int) -> None:
+        if amount == 0:
+            return
+        entries.append(
+            LedgerEntry(
+                entry_id="le_" + keyed.token("entry", f"{event_id}/{len(entries)}", 10),
+                partner_id=o.partner,
+                program_id=o.program.program_id,
+                order_ref=order_id,
+                event_id=event_id,
+                kind=kind,
+                period=period,
+                amount_minor=amount,
+                currency=o.program.currency,
+            )
+        )
+
+    def effect(env: Envelope, o: _Order, order_id: str) -> None:
+        p = env.payload
+        seq = int(p.get("seq", 0))
+        if env.event_type == "order.updated":
+            if "B2" in fixed and seq < o.top_seq:
+                return
+            o.top_seq = max(o.top_seq, seq)
+            o.gross = money(p.get(s.gross_field), env.version, o.gross)  # B2, B4
+            o.tax = money(p.get(s.tax_field), env.version, o.tax)
+            now = commission(o)
+            book(o, order_id, env.event_id, "adjustment", o.period, now - o.booked)
+            o.booked = now
+            return
+        left_gross, left_tax = o.gross - o.refunded[0], o.tax - o.refunded[1]
+        r_gross = money(p.get(s.gross_field), env.version, left_gross)
+        r_tax = money(p.get(s.tax_field), env.version, left_tax)
+        o.refunded = (o.refunded[0] + r_gross, o.refunded[1] + r_tax)
+        if not _qualifies(o) or ("B6" in fixed and o.currency != o.program.currency):
+            return
+        amount = -acc.commission(_basis(o, r_gross, r_tax), _rate(draft, o))
+        at = parse_time(p[s.time_field])
+        book(o, order_id, env.event_id, "reversal", _period(o, at), amount)
+
+    for env in envelopes:
+        p = env.payload
+        order_id = p.get(s.order_field)
+        if env.event_id in seen:
+            ingest.append(
+                IngestRow(env.event_id, env.received_at, env.event_type, order_id, "retry_ignored")
+            )
+            continue
+        seen.add(env.event_id)  # B1: the only dedup key
+        key = (str(order_id), int(p.get("seq", 0)))
+        status = "applied"
+        if "B1" in fixed and key in seen_keys:
+            ingest.append(
+                IngestRow(env.event_id, env.received_at, env.event_type, order_id, status)
+            )
+            continue
+        seen_keys.add(key)
+        if env.event_type == "order.created":
+            at = parse_time(p[s.time_field])
+            fault = draft.faults.get(order_id, {})
+            row = draft.code_row_at(p.get(s.code_field, ""), p[s.time_field])
+            if row is not None and fault.get("row") == "first" and "B7" not in fixed:
+                row = min(draft.code_rows(row.code), key=lambda r: r.valid_from)  # B7: stale
+            if row is None:
+                status = "dead_letter"
+            else:
+                partner, tier = row.partner_id, row.tier  # B7: the cached partner and tier
+                if "B7" in fixed:
+                    partner = draft.survivor(row.partner_id)
+                    tier = draft.partners[partner].tier
+                o = _Order(
+                    partner=partner,
+                    program=draft.programs[row.program_id],
+                    tier=str(fault.get("tier", tier)),
+                    currency=str(p.get("currency")),  # B6: never compared
+                    at=at,
+                    gross=money(p.get(s.gross_field), env.version, 0),
+                    tax=money(p.get(s.tax_field), env.version, 0),
+                    booked=0,
+                    period="",
+                    fault=fault,
+                )
+                o.period = _period(o, at)
+                o.booked = commission(o)
+                book(o, order_id, env.event_id, "accrual", o.period, o.booked)
+                state[order_id] = o
+                for later in sorted(held.pop(order_id, []), key=lambda e: int(e.payload["seq"])):
+                    effect(later, o, order_id)
+        else:
+            o = state.get(order_id)
+            if o is None:
+                status = "dead_letter"  # B3
+                if "B3" in fixed:
+                    held.setdefault(str(order_id), []).append(env)
+                    status = "held"
+            else:
+                effect(env, o, order_id)
+        ingest.append(IngestRow(env.event_id, env.received_at, env.event_type, order_id, status))
+    return entries, ingest
