@@ -164,7 +164,8 @@ def child(env_id: str, multiple: int) -> dict[str, Any]:
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     caches = {}
     if env_id == "event-recon":  # what its memory grows into: bounded caches
-        from datagauntlet.envs.event_recon.grading import accounting, builder
+        from datagauntlet.envs.event_recon.grading import accounting
+        from datagauntlet.envs.event_recon.world import builder
 
         for fn in (accounting.period_of, accounting.iso, builder.parse_time):
             caches[fn.__name__] = fn.cache_info().currsize

@@ -14,8 +14,8 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.envs.event_recon.attacks.probes import SWEEP_PREFIX
-from datagauntlet.envs.event_recon.gates.gates import fit_ceilings, gate_report
-from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
+from datagauntlet.envs.event_recon.gates import fit_ceilings, gate_report
+from datagauntlet.envs.event_recon.gates import gates as er_gates
 
 SAMPLE = (2, 38, 64, 101)  # public tasks, one a tier
 SWEEP_FAMILIES = 3  # families replayed on the sample

@@ -12,8 +12,8 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core import seeding
-from datagauntlet.envs.event_recon.gates.gates import gate_report
-from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
+from datagauntlet.envs.event_recon.gates import gate_report
+from datagauntlet.envs.event_recon.gates import gates as er_gates
 
 SECRET = "a-secret-for-the-private-gates-0001"
 

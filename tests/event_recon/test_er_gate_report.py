@@ -20,14 +20,15 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
-from datagauntlet.envs.event_recon.attacks import cheap_attacks, gate_report
+from datagauntlet.envs.event_recon.attacks import cheap_attacks
 from datagauntlet.envs.event_recon.attacks.probes import (
     PROBE_CEILING,
     SINGLE_AXIS,
     SWEEP_PREFIX,
     sweep_bound,
 )
-from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
+from datagauntlet.envs.event_recon.gates import gate_report
+from datagauntlet.envs.event_recon.gates import gates as er_gates
 
 # One public task a tier (public tasks run T1 first, 30 a tier), away from the eval split's
 # first four, which tests/event_recon/test_er_gates.py plays.

@@ -12,7 +12,7 @@ import pytest
 import datagauntlet as dg
 from datagauntlet.core.episode import Task
 from datagauntlet.envs.event_recon.attacks.probes import SINGLE_AXIS, sweep_bound
-from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
+from datagauntlet.envs.event_recon.gates import gates as er_gates
 
 SAMPLE = 4  # one task per tier (the eval split interleaves tiers)
 

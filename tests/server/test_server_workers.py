@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -363,10 +364,12 @@ def _run_dirs(tmp: Path) -> set[str]:
 
 
 @pytest.mark.parametrize("how", ["SIGTERM", "SIGKILL"])
-def test_stopping_the_supervisor_stops_every_worker(how: str, tmp_path: Path) -> None:
+def test_stopping_the_supervisor_stops_every_worker(how: str) -> None:
     from websockets.sync.client import connect
 
-    # A temporary folder of its own: servers other tests start at the same time make theirs too.
+    # A temporary folder of its own (short: it holds Unix sockets): servers other tests start
+    # at the same time make theirs too.
+    tmp_path = Path(tempfile.mkdtemp(prefix="dg-", dir="/tmp"))
     s = Server("--workers", "2", env={"TMPDIR": str(tmp_path)})
     try:
         pids = [w["pid"] for w in s.request("GET", "/health")[1]["workers"]]

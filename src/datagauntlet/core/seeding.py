@@ -347,8 +347,16 @@ def _secret_key() -> bytes:
 
 def use_secret_file(path: str | os.PathLike[str]) -> None:
     """Read held-out seeds from the secret in this file (also in worker processes)."""
+    previous = os.environ.get(SECRET_FILE_ENV)
     os.environ[SECRET_FILE_ENV] = os.fspath(path)
-    _secret_key()  # fail now, with the reason, rather than at the first held-out task
+    try:
+        _secret_key()  # fail now, with the reason, rather than at the first held-out task
+    except BaseException:  # a secret that cannot be read is not left in use
+        if previous is None:
+            os.environ.pop(SECRET_FILE_ENV, None)
+        else:
+            os.environ[SECRET_FILE_ENV] = previous
+        raise
 
 
 def secret_id() -> str:

@@ -36,7 +36,7 @@ from typing import Any
 from datagauntlet.core.gates import GateRun
 
 ROOT = Path(__file__).resolve().parents[5]
-REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"
+REPORT = ROOT / "docs" / "envs" / "event-recon-gates.json"  # = fit_ceilings.REPORT
 PRIVATE_REPORT = ROOT / "docs" / "envs" / "event-recon-gates-private.json"
 PAGE = ROOT / "docs" / "envs" / "event-recon.md"
 BEGIN = "<!-- gates:event-recon -->"
@@ -172,7 +172,7 @@ def rejudge(report: dict[str, Any]) -> dict[str, Any]:
     """The run with its fitted-ceiling rows (the sweep's maximum, each workspace-only policy's
     mean lines) judged again against `ceilings.json`, from the run's own per-task figures: what
     a new run of the same code would give, after `fit_ceilings --write` moved the lines."""
-    from datagauntlet.envs.event_recon.gates.gates import gates as er_gates
+    from datagauntlet.envs.event_recon.gates import gates as er_gates
 
     ids = list(report["tiers"])
     fresh: dict[str, dict[str, Any]] = {}

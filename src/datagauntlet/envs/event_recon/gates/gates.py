@@ -33,7 +33,7 @@ from datagauntlet.envs.event_recon.attacks.probes import (
     sweep_bound,
     sweep_policies,
 )
-from datagauntlet.envs.event_recon.gates.gates import fit_ceilings
+from datagauntlet.envs.event_recon.gates import fit_ceilings
 
 # Drift detectors, not security bounds (the workspace-only policies solving nothing is what
 # bounds adversarial reward): each fitted by `fit_ceilings.py` on the measured maxima of a full
