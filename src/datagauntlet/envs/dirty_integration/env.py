@@ -20,7 +20,7 @@ from datagauntlet.envs.dirty_integration.registration import REGISTRATION
 
 # What one world costs the process, played to its end (tests/server/test_world_bytes.py).
 WORLD_BASE_BYTES = 64 * 1024
-WORLD_BYTES_PER_RECORD = 720
+WORLD_BYTES_PER_RECORD = 800
 
 
 class DirtyIntegrationEnv(Environment):
