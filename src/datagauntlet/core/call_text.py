@@ -58,7 +58,7 @@ def safe_repr(value: Any) -> str:
     return text if len(text) <= SUMMARY_CHARS else text[: SUMMARY_CHARS - 3] + "..."
 
 
-def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+def no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
         if key in out:
@@ -67,7 +67,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return out
 
 
-def _no_constant(name: str) -> Any:
+def no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
@@ -75,6 +75,6 @@ def loads_strict(text: str) -> Any:
     """Parse JSON, refusing what `json.loads` lets through: duplicate keys (the last one would
     silently win), NaN and Infinity; nesting too deep for the parser is a ValueError too."""
     try:
-        return json.loads(text, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constant)
+        return json.loads(text, object_pairs_hook=no_duplicate_keys, parse_constant=no_constant)
     except RecursionError:
         raise ValueError("nested too deeply") from None

@@ -22,6 +22,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.call_text import no_constant, no_duplicate_keys
+
 MAX_DEPTH = 64  # nesting deeper than any run, case or config file this package writes
 _CHUNK = 1 << 20
 # A JSON string (escapes included), written so the regex engine never backtracks.
@@ -109,19 +111,6 @@ def nesting_depth_exceeds(text: str, limit: int = MAX_DEPTH) -> bool:
     return bool(brackets) and len(brackets.replace("[]", "").replace("{}", "")) < len(brackets)
 
 
-def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for key, value in pairs:
-        if key in out:
-            raise ValueError(f"duplicate key {key[:40]!r} in one object")
-        out[key] = value
-    return out
-
-
-def _no_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not a JSON number")
-
-
 def _finite(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
@@ -136,8 +125,8 @@ def parse_json(text: str, where: str, max_depth: int = MAX_DEPTH) -> Any:
     try:
         return json.loads(
             text,
-            object_pairs_hook=_unique_keys,
-            parse_constant=_no_constant,
+            object_pairs_hook=no_duplicate_keys,
+            parse_constant=no_constant,
             parse_float=_finite,
         )
     except RecursionError:  # unreachable after the depth check; kept as a backstop
