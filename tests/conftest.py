@@ -30,6 +30,8 @@ from pathlib import Path
 
 import pytest
 
+pytest_plugins = ("secret_isolation",)
+
 _MUTANT_MARK = "__mutmut_"
 # CPU seconds one mutant's tests may use: mutmut's own limits scale with the wall clock, which a
 # loaded machine stretches, so a mutant that loops is stopped here instead (SIGXCPU: a timeout).

@@ -151,6 +151,20 @@ def test_the_reference_tuned_on_public_never_names_one(env: EventReconEnv, drawn
         assert score.reward < 1.0, (family, task.id)
 
 
+def test_a_reference_that_sees_nothing_reports_a_family_it_knows(env: EventReconEnv) -> None:
+    """On a task whose only defect is held-out the public reference sees nothing; the one
+    finding the report must hold then names a public family, not the first one offered
+    (a held-out name, alphabetically), which would be a guess passed off as a finding."""
+    task = next(
+        t
+        for t in env.tasks("private")[FIRST_T3:]
+        if {family for family, _ in env.episode_truth(t).manifest} <= NAMES
+    )
+    _, findings = _play(env, task, public_reference)
+    assert [f["event_id"] for f in findings] == ["none"]
+    assert findings[0]["family"] in splits.families_for(None), findings
+
+
 def test_explain_says_which_families_private_draws(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

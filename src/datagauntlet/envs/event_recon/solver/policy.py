@@ -52,10 +52,11 @@ def play(
     """Gather, read, compute, classify, repair, submit. `knows(view)` names the rules the
     policy knows (None: all of them, the reference); `steps` are the reference steps of the
     families a family module brings (by name), the only way it knows one of those."""
-    fix, findings, offered = prepare(ep, knows, steps)
+    fix, findings, recognised = prepare(ep, knows, steps)
     ok(ep, "write_file", {"path": SCRIPT_PATH, "content": render_script(fix)})
-    if not findings:  # the gate wants one finding; a policy that saw nothing still reports
-        findings = [{"family": offered[0], "partner_id": "none", "event_id": "none"}]
+    if not findings:  # the gate wants one finding; a policy that saw nothing still reports,
+        # naming a family it has steps for (never a held-out one it cannot know)
+        findings = [{"family": recognised[0], "partner_id": "none", "event_id": "none"}]
     ok(ep, "submit_report", {"findings": findings, "script_path": SCRIPT_PATH})
 
 
@@ -64,8 +65,8 @@ def prepare(
     knows: Callable[[View], frozenset[str]] | None = None,
     steps: Steps = NO_STEPS,
 ) -> tuple[Fix, list[dict[str, str]], tuple[str, ...]]:
-    """Everything `play` submits, without submitting: the fix, the findings and the families
-    the report may name."""
+    """Everything `play` submits, without submitting: the fix, the findings and the offered
+    families it has steps for (all offered ones if none)."""
     view = gather(ep)
     terms = read_terms(view.contract)
     known = None if knows is None else knows(view) | frozenset(WIRE_RULES)
@@ -87,7 +88,8 @@ def prepare(
         if known is None:
             raise
         fix = plan_fix(world, ledger, columns, diag.moved, diag.family_of, check=False)
-    return fix, [f.as_dict() for f in diag.findings], offered
+    recognisable = tuple(f for f in offered if hypotheses(world, f, steps))
+    return fix, [f.as_dict() for f in diag.findings], recognisable or offered
 
 
 FAMILY_RULE = {
