@@ -27,7 +27,6 @@ from datagauntlet.envs.event_recon.grading import accounting as acc
 from datagauntlet.envs.event_recon.world.draft import Draft
 from datagauntlet.envs.event_recon.world.records import Envelope, IngestRow, LedgerEntry, Program
 
-
 _STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
 
 
