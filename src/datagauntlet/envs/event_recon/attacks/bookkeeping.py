@@ -18,7 +18,7 @@ And the widenings found since (`repairs.py` runs the same ones):
   reverses the booked accrual scaled by refunded / latest gross, rounded half up;
 - `tier_scale`: an order whose code caches a tier other than its holder's has its booked rows
   scaled by the ratio of the two tiers' rates in the database's schedule, rounded half up
-  (`attack_scaling.tier_ratios`, which `workspace_only_scaled` runs).
+  (`scaling.tier_ratios`, which `workspace_only_scaled` runs).
 
 Invariant 7 bounds how many of a task's broken partners all of these together finish, so the
 list must hold every repair a shipped workspace-only policy makes

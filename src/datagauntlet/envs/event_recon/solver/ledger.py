@@ -5,8 +5,10 @@ written from INTEGRATION.md's text. It reads only what `View` holds (the four fi
 tools returned them) and `Terms` (the contract's parameters). Zone rules come from the pinned
 zone table, the one public input every implementation shares.
 
-`order_lines` is the contract's engine; `compute` runs it (or, for a misreading, the
+`order_lines` is the contract's engine; `books.compute` runs it (or, for a misreading, the
 delivery-by-delivery engine in `delivery.py`) over every order on the wire.
+Both engines open an order (`open_order`), take its basis (`basis_of`) and size a refund
+(`refund_parts`) with the same steps; they differ in how they sequence the deliveries.
 """
 
 from __future__ import annotations
