@@ -43,7 +43,7 @@ class BadBatchGateEnv(Environment):
                 where = self.family_module.path if self.family_module else ""
                 raise ValueError(
                     f"family_module {where!r}: FAMILIES must hold new "
-                    f"bad_batch_gate.families.Family objects, got {family!r}"
+                    f"bad_batch_gate.world.families.Family objects, got {family!r}"
                 )
 
     @cached_property
