@@ -96,11 +96,13 @@ def test_a_mutant_name_maps_to_its_source_file() -> None:
 
 
 def test_the_first_matching_pattern_wins() -> None:
-    engine = hook.tests_for_source("src/datagauntlet/envs/dataclean/engine.py", SELECTION)
-    grader = hook.tests_for_source("src/datagauntlet/envs/dataclean/grader.py", SELECTION)
+    engine = hook.tests_for_source("src/datagauntlet/envs/dataclean/tool/engine.py", SELECTION)
+    grader = hook.tests_for_source("src/datagauntlet/envs/dataclean/grading/grader.py", SELECTION)
     assert "tests/dataclean/test_dataclean_engine.py" in engine
     assert engine != grader
-    assert fnmatch("src/datagauntlet/envs/dataclean/engine.py", "src/datagauntlet/envs/dataclean/*")
+    assert fnmatch(
+        "src/datagauntlet/envs/dataclean/tool/engine.py", "src/datagauntlet/envs/dataclean/*"
+    )
     assert hook.tests_for_source("src/datagauntlet/frontdoors/serve.py", SELECTION) is None
 
 
