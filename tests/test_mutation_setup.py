@@ -216,7 +216,7 @@ def test_a_sandbox_runner_mutant_s_tests_run_as_the_init_of_their_own_pid_namesp
     import subprocess
     import sys
 
-    assert "datagauntlet.kits.sandbox.runner.x__pids_of__mutmut_6".startswith(hook.OWN_NAMESPACE)
+    assert "datagauntlet.kits.sandbox.sweeps.x_pids_of__mutmut_6".startswith(hook.OWN_NAMESPACE)
     conftest = str(ROOT / "tests" / "conftest.py")
     probe = (
         "import importlib.util, os, sys\n"
