@@ -35,6 +35,7 @@ HOSTILE = [
     (ROWS + "SELECT group_concat(printf('%.*c', 100, 'x')) FROM r", "a value would exceed"),
     ("SELECT zeroblob(1000000000)", "function zeroblob() is not allowed"),
     ("SELECT randomblob(1000000000)", "function randomblob() is not allowed"),
+    ("SELECT json_patch('{{}}', '{{}}')", "function json_patch() is not allowed"),
 ]  # fmt: skip
 # max_value_length: the kit's default and event-recon's (its sql_response_bytes).
 LENGTHS = (SandboxLimits().max_value_length, 1_000_000)

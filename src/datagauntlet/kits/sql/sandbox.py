@@ -10,7 +10,8 @@ What an agent's query can do is bounded on every axis an untrusted query can abu
 - SQLite's own limits cap the length of any value, LIKE patterns and result columns while the
   query runs (they are restored afterwards, so the env's loader is not bound by them), and
   printf/format widths are bounded by the same length before any text is built
-  (printf_guard.py);
+  (printf_guard.py), and instr, replace and two-argument trims run in linear time
+  (text_guard.py);
 - one statement per call; at most `max_rows` rows come back, long cells are cut, and the
   result says when either happened.
 It records which tables SQLite really resolved the query against (not names in comments or
@@ -29,12 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from datagauntlet.kits.sql.printf_guard import PrintfGuard
+from datagauntlet.kits.sql.text_guard import TextGuard
 
 CUT_MARK = "...[truncated]"
 # Functions an agent's query may call. Anything else is refused by name: functions that hand
 # out pointers or load code (fts3_tokenizer, load_extension), allocate at will (zeroblob,
 # randomblob), read the connection's state (last_insert_rowid, changes: the owner's loads),
-# break determinism (random) or expose the build (sqlite_compileoption_get).
+# break determinism (random) or expose the build (sqlite_compileoption_get), and json_patch,
+# whose merge costs members x members in one VM step (two 40,000-member objects: 16 s of CPU)
+# and whose JSON result a stand-in could not hand back as JSON.
 ALLOWED_FUNCTIONS = frozenset(
     {
         # scalar
@@ -56,7 +60,7 @@ ALLOWED_FUNCTIONS = frozenset(
         "power", "radians", "sin", "sinh", "sqrt", "tan", "tanh", "trunc",
         # JSON (scalar and aggregate; the table-valued json_each/json_tree are not functions)
         "json", "json_array", "json_array_length", "json_extract", "json_group_array",
-        "json_group_object", "json_insert", "json_object", "json_patch", "json_quote",
+        "json_group_object", "json_insert", "json_object", "json_quote",
         "json_remove", "json_replace", "json_set", "json_type", "json_valid", "->", "->>",
     }
 )  # fmt: skip
@@ -150,10 +154,13 @@ class SqlSandbox:
         self._deadline = 0.0
         self._printf = PrintfGuard()  # printf/format widths bounded before the text is built
         self._printf.install(conn)
+        self._searches = TextGuard()  # instr/replace/trim in linear time, one VM step each
+        self._searches.install(conn)
         conn.set_authorizer(self._authorize)
 
     def close(self) -> None:
         self._printf.close()
+        self._searches.close()
 
     # --- callbacks ---------------------------------------------------------------------------
     def _authorize(
@@ -245,6 +252,7 @@ class SqlSandbox:
         # statement, so this query is prepared (and checked, and its tables noted) afresh.
         conn.set_authorizer(self._authorize)
         self._printf.activate(lim.max_value_length)
+        self._searches.activate(lim.max_value_length)
         self._active = True
         cursor = conn.cursor()
         try:
@@ -264,6 +272,7 @@ class SqlSandbox:
         finally:
             self._active = False
             self._printf.activate(None)
+            self._searches.activate(None)
             cursor.close()
             conn.set_progress_handler(None, 0)
             for code, old in saved:
@@ -330,8 +339,9 @@ class SqlSandbox:
             if what.startswith(("function ", "table-valued ")):
                 return f"run_sql: {what} is not allowed; plain SELECTs over the tables only"
             return f"run_sql is read-only: {what} is not allowed (SELECT only)"
-        if self._printf.refused is not None:
-            return f"query refused: {self._printf.refused}"
+        for guard in (self._printf, self._searches):
+            if guard.refused is not None:
+                return f"query refused: {guard.refused}"
         if "interrupted" in low:
             return self._budget_message()
         if "too big" in low:
