@@ -33,7 +33,12 @@ SAMPLE = (0, 1, 2, 3)  # private tiers go in turn: one task a tier
 PUBLIC_SAMPLE = (0, 30, 60, 90)  # public tiers go in quarters
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "envs" / "event-recon.md"
 GATES = os.environ.get("DATAGAUNTLET_GATES") == "1"
-full_sweep = pytest.mark.skipif(not GATES, reason="full sweep: make gates")
+SWEEP_SECONDS = 1800  # 240 or 120 episodes in one process, on a shared machine
+
+
+def full_sweep(test: Any) -> Any:
+    skip = pytest.mark.skipif(not GATES, reason="full sweep: make gates")
+    return skip(pytest.mark.timeout(SWEEP_SECONDS)(test))
 
 
 @pytest.fixture(scope="module")
