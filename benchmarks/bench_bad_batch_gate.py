@@ -13,8 +13,8 @@ import toolpath
 from benchlib import Figure, Report
 
 import datagauntlet as dg
-from datagauntlet.envs.bad_batch_gate.generator import generate
-from datagauntlet.envs.bad_batch_gate.world import Warehouse
+from datagauntlet.envs.bad_batch_gate.world.generator import generate
+from datagauntlet.envs.bad_batch_gate.world.warehouse import Warehouse
 
 SHARED = Path(
     os.environ.get("DATAGAUNTLET_SHARED", Path(__file__).resolve().parents[1] / ".." / "shared")

@@ -20,13 +20,13 @@ from typing import Any
 from benchlib import Figure, Report, blake2b_floor
 
 import datagauntlet as dg
-from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.csvio import read_csv, write_csv
-from datagauntlet.envs.dataclean.engine import Table, run_program
-from datagauntlet.envs.dataclean.generator import generate
-from datagauntlet.envs.dataclean.grader import grade
-from datagauntlet.envs.dataclean.policies import careful_program, read_policy
-from datagauntlet.envs.dataclean.program import Schema, validate_program
+from datagauntlet.envs.dataclean.grading.grader import grade
+from datagauntlet.envs.dataclean.solver.policies import careful_program, read_policy
+from datagauntlet.envs.dataclean.tool.csvio import read_csv, write_csv
+from datagauntlet.envs.dataclean.tool.engine import Table, run_program
+from datagauntlet.envs.dataclean.tool.program import Schema, validate_program
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.generator import generate
 
 FAMILIES = ("crm", "orders", "inventory")
 _PER_FAMILY = tuple(

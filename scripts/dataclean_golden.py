@@ -18,13 +18,13 @@ from dataclasses import replace
 from typing import Any
 
 from datagauntlet.core.seeding import task_seed
-from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.engine import Table, run_program
-from datagauntlet.envs.dataclean.generator import CleaningTask, generate
-from datagauntlet.envs.dataclean.grader import grade
-from datagauntlet.envs.dataclean.policies import careful_program, read_policy
-from datagauntlet.envs.dataclean.program import Schema, validate_program
+from datagauntlet.envs.dataclean.grading.grader import grade
+from datagauntlet.envs.dataclean.solver.policies import careful_program, read_policy
+from datagauntlet.envs.dataclean.tool.engine import Table, run_program
+from datagauntlet.envs.dataclean.tool.program import Schema, validate_program
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.generator import CleaningTask, generate
 
 KINDS = (
     fam.NAME, fam.EMAIL, fam.PHONE, fam.CATEGORY, fam.DATE, fam.AMOUNT, fam.QUANTITY,

@@ -76,8 +76,8 @@ def isolated(argv: list[str]) -> list[str]:
         return [*ISOLATION, sys.executable, "-c", _INIT, *argv]
     print(
         "warning: mutmut runs without a PID namespace of its own (that needs root and unshare): "
-        "a mutant of kits/sandbox/runner.py's process sweeps can signal processes outside "
-        "the run",
+        "a mutant of kits/sandbox's process sweeps (sweeps.py and its callers) can signal "
+        "processes outside the run",
         file=sys.stderr,
     )
     return argv

@@ -97,10 +97,15 @@ def _cap_cpu(seconds: int) -> None:
 
 
 # Mutants of these modules run their tests as the init of a PID namespace of their own: the
-# sandbox runner's process sweeps run as root, and a mutated sweep can signal every process it
-# sees. In its own namespace (with its own /proc) it sees only its own tests' processes, so it
-# can kill neither mutmut nor the other mutants' tests; its own verdict stays its own.
-OWN_NAMESPACE = ("datagauntlet.kits.sandbox.runner",)
+# sandbox's process sweeps (sweeps.py, called from runner.py and supervise.py) run as root, and
+# a mutated sweep can signal every process it sees. In its own namespace (with its own /proc) it
+# sees only its own tests' processes, so it can kill neither mutmut nor the other mutants'
+# tests; its own verdict stays its own.
+OWN_NAMESPACE = (
+    "datagauntlet.kits.sandbox.runner",
+    "datagauntlet.kits.sandbox.supervise",
+    "datagauntlet.kits.sandbox.sweeps",
+)
 _CLONE_NEWNS, _CLONE_NEWPID = 0x00020000, 0x20000000
 _MS_REC, _MS_PRIVATE = 0x4000, 1 << 18
 

@@ -96,11 +96,13 @@ def test_a_mutant_name_maps_to_its_source_file() -> None:
 
 
 def test_the_first_matching_pattern_wins() -> None:
-    engine = hook.tests_for_source("src/datagauntlet/envs/dataclean/engine.py", SELECTION)
-    grader = hook.tests_for_source("src/datagauntlet/envs/dataclean/grader.py", SELECTION)
+    engine = hook.tests_for_source("src/datagauntlet/envs/dataclean/tool/engine.py", SELECTION)
+    grader = hook.tests_for_source("src/datagauntlet/envs/dataclean/grading/grader.py", SELECTION)
     assert "tests/dataclean/test_dataclean_engine.py" in engine
     assert engine != grader
-    assert fnmatch("src/datagauntlet/envs/dataclean/engine.py", "src/datagauntlet/envs/dataclean/*")
+    assert fnmatch(
+        "src/datagauntlet/envs/dataclean/tool/engine.py", "src/datagauntlet/envs/dataclean/*"
+    )
     assert hook.tests_for_source("src/datagauntlet/frontdoors/serve.py", SELECTION) is None
 
 
@@ -214,7 +216,7 @@ def test_a_sandbox_runner_mutant_s_tests_run_as_the_init_of_their_own_pid_namesp
     import subprocess
     import sys
 
-    assert "datagauntlet.kits.sandbox.runner.x__pids_of__mutmut_6".startswith(hook.OWN_NAMESPACE)
+    assert "datagauntlet.kits.sandbox.sweeps.x_pids_of__mutmut_6".startswith(hook.OWN_NAMESPACE)
     conftest = str(ROOT / "tests" / "conftest.py")
     probe = (
         "import importlib.util, os, sys\n"

@@ -48,7 +48,7 @@ def _dataclean_exploit(ep: Any, world: Any) -> None:
 
 
 def _dataclean_world(env: Any, task: Task) -> Any:
-    from datagauntlet.envs.dataclean.generator import generate
+    from datagauntlet.envs.dataclean.world.generator import generate
 
     return generate(task.seed, env.config)
 

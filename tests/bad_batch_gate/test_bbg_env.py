@@ -10,10 +10,10 @@ from bbg_helpers import episode_of, fixture_env, generated_env
 
 import datagauntlet as dg
 from datagauntlet.core.runner import run
-from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
-from datagauntlet.envs.bad_batch_gate.cases import CaseFormatError, load_cases
-from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.attacks.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.registration import MAX_CALLS
+from datagauntlet.envs.bad_batch_gate.solver.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.world.cases import CaseFormatError, load_cases
 
 
 def test_registered() -> None:

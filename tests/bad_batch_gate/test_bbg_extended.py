@@ -7,7 +7,7 @@ from bbg_helpers import episode_of, generated_env
 
 from datagauntlet.envs.bad_batch_gate.env import BadBatchGateEnv
 from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode
-from datagauntlet.envs.bad_batch_gate.generator import validate
+from datagauntlet.envs.bad_batch_gate.world.generator import validate
 
 
 @pytest.fixture(scope="module")

@@ -10,9 +10,9 @@ from bbg_helpers import fixture_env, fixture_path
 
 from datagauntlet.core.episode import Episode
 from datagauntlet.envs.bad_batch_gate import tables
-from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
+from datagauntlet.envs.bad_batch_gate.attacks.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.env import BadBatchGateEnv
-from datagauntlet.envs.bad_batch_gate.generator import FAMILIES
+from datagauntlet.envs.bad_batch_gate.world.generator import FAMILIES
 
 FIXTURE_SHA256 = "62d25f196301b72cfd097fd9fe51d65d3c80932cb95a5311c76b4361e865ac7b"
 
@@ -148,7 +148,7 @@ def test_doing_nothing_with_an_empty_report(env: BadBatchGateEnv) -> None:
 
 def _profile_plus_three_queries(ep: Episode) -> None:
     """One profile per batch plus three warehouse-key queries is enough for 1.0."""
-    from datagauntlet.envs.bad_batch_gate.attackers import _profile_finding
+    from datagauntlet.envs.bad_batch_gate.attacks.attackers import _profile_finding
 
     contract = ep.call("read_contract", {})
     batches = sorted(

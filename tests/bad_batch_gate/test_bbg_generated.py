@@ -10,8 +10,8 @@ import pytest
 from bbg_helpers import generated_env
 
 from datagauntlet.envs.bad_batch_gate import tables
-from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS, NOT_CHEATS
-from datagauntlet.envs.bad_batch_gate.generator import FAMILIES
+from datagauntlet.envs.bad_batch_gate.attacks.attackers import ATTACKERS, NOT_CHEATS
+from datagauntlet.envs.bad_batch_gate.world.generator import FAMILIES
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from bbg_helpers import episode_of, generated_env
 
 from datagauntlet.envs.bad_batch_gate.env import BadBatchGateEnv
 from datagauntlet.envs.bad_batch_gate.episode import BadBatchGateEpisode
-from datagauntlet.envs.bad_batch_gate.grader import WEIGHTS
+from datagauntlet.envs.bad_batch_gate.grading.grader import WEIGHTS
 
 
 @pytest.fixture(scope="module")

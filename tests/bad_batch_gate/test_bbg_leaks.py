@@ -10,9 +10,9 @@ from statistics import fmean
 import pytest
 from bbg_helpers import generated_env
 
-from datagauntlet.envs.bad_batch_gate.cases import Case
 from datagauntlet.envs.bad_batch_gate.episode import SYSTEM_PROMPT
-from datagauntlet.envs.bad_batch_gate.generator import EXTENDED_FAMILIES
+from datagauntlet.envs.bad_batch_gate.world.cases import Case
+from datagauntlet.envs.bad_batch_gate.world.generator import EXTENDED_FAMILIES
 
 TRUTH_WORDS = ("defective", "truth", "accepted", '"bad_rows"', "planted", *EXTENDED_FAMILIES)
 

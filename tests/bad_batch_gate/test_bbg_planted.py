@@ -81,7 +81,7 @@ def _log(*calls: tuple[str, dict, bool, dict]):  # type: ignore[type-arg, no-unt
 
 
 def test_only_an_executed_look_at_that_batch_before_the_action_counts() -> None:
-    from datagauntlet.envs.bad_batch_gate.grader import _looked
+    from datagauntlet.envs.bad_batch_gate.grading.grader import _looked
 
     mine = ("profile_batch", {"batch_id": "b1"}, True, {})
     other = ("profile_batch", {"batch_id": "b2"}, True, {})
@@ -101,14 +101,14 @@ def test_only_an_executed_look_at_that_batch_before_the_action_counts() -> None:
 
 # Grader rules on hand-made cases (paths no generated case builds; full mutation run).
 def _batch(bid: str, n_rows: int, **truth: object):  # type: ignore[no-untyped-def]
-    from datagauntlet.envs.bad_batch_gate.cases import Batch, Truth
+    from datagauntlet.envs.bad_batch_gate.world.cases import Batch, Truth
 
     rows = tuple({"order_id": f"{bid}-{i}"} for i in range(1, n_rows + 1))
     return Batch(bid, f"stage_{bid}", rows, "test", Truth(**truth))  # type: ignore[arg-type]
 
 
 def _case(*batches, extended: bool = False):  # type: ignore[no-untyped-def]
-    from datagauntlet.envs.bad_batch_gate.cases import Case
+    from datagauntlet.envs.bad_batch_gate.world.cases import Case
 
     return Case("c", "test", 0, 0, "", {}, (), (), tuple(batches), extended=extended)
 
@@ -118,7 +118,7 @@ BAD = {"defective": True, "groups": (frozenset({CITE}),), "action": "quarantine"
 
 
 def test_a_hold_batch_whose_every_row_is_bad_earns_full_credit_for_loading_none() -> None:
-    from datagauntlet.envs.bad_batch_gate.grader import BatchFacts, _row_credit
+    from datagauntlet.envs.bad_batch_gate.grading.grader import BatchFacts, _row_credit
 
     every_row_bad = _batch("b1", 3, defective=True, bad_rows=(1, 2, 3), action="hold")
     assert _row_credit(every_row_bad, BatchFacts()) == 1.0  # no good row to miss
@@ -129,7 +129,7 @@ def test_a_hold_batch_whose_every_row_is_bad_earns_full_credit_for_loading_none(
 
 
 def test_each_clean_batch_stopped_cancels_exactly_one_hit() -> None:
-    from datagauntlet.envs.bad_batch_gate.grader import BatchFacts, _evidence
+    from datagauntlet.envs.bad_batch_gate.grading.grader import BatchFacts, _evidence
 
     bads = [_batch(f"b{i}", 2, **BAD) for i in range(3)]
     clean = _batch("c1", 2, defective=False)
@@ -139,7 +139,7 @@ def test_each_clean_batch_stopped_cancels_exactly_one_hit() -> None:
 
 
 def test_a_clean_batch_never_touched_is_not_a_stopped_one() -> None:
-    from datagauntlet.envs.bad_batch_gate.grader import BatchFacts, _evidence, _held_back
+    from datagauntlet.envs.bad_batch_gate.grading.grader import BatchFacts, _evidence, _held_back
 
     bad, clean = _batch("b1", 2, **BAD), _batch("c1", 2, defective=False)
     facts = {"b1": BatchFacts(citations=[CITE]), "c1": BatchFacts()}

@@ -14,7 +14,7 @@ from collections.abc import Callable
 import pytest
 from bbg_helpers import generated_env
 
-from datagauntlet.envs.bad_batch_gate.cases import Batch, Case
+from datagauntlet.envs.bad_batch_gate.world.cases import Batch, Case
 
 Pair = tuple[Batch, Batch]  # (customers, orders)
 

@@ -87,7 +87,7 @@ def test_dataclean_module_layouts_join_only_the_module_split(user_modules: Path)
         "dg_user_dc_layout",
         """
         from dataclasses import replace
-        from datagauntlet.envs.dataclean import families as fam
+        from datagauntlet.envs.dataclean.world import families as fam
 
         FAMILIES = [replace(fam.CRM, id="members", title="club member export")]
         SPLITS = {"holdout": list(range(1, 41))}
@@ -110,7 +110,7 @@ def test_bad_batch_gate_module_families_join_only_the_module_split(user_modules:
         user_modules,
         "dg_user_bbg_family",
         """
-        from datagauntlet.envs.bad_batch_gate.families import Family, dimension_fanout
+        from datagauntlet.envs.bad_batch_gate.world.families import Family, dimension_fanout
 
         def double_fanout(draft, variant):
             return dimension_fanout(draft, variant)

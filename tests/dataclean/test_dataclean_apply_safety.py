@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from datagauntlet.cli.main import main
-from datagauntlet.envs.dataclean.csvio import MAX_LINE_CHARS
+from datagauntlet.envs.dataclean.tool.csvio import MAX_LINE_CHARS
 
 CSV_TEXT = "record_id,name\nr1, Bo \nr1, Bo \nr2,Al\n"
 PROGRAM = [{"op": "strip", "columns": ["name"]}, {"op": "dedupe", "keys": ["record_id"]}]

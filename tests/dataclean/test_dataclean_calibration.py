@@ -12,10 +12,10 @@ import pytest
 import datagauntlet as dg
 from datagauntlet.cli.main import main
 from datagauntlet.core.runner import CalibrationRow, play
-from datagauntlet.envs.dataclean import program
 from datagauntlet.envs.dataclean.report import (
     calibration_rows,
 )
+from datagauntlet.envs.dataclean.tool import program
 
 PAGE = Path(__file__).resolve().parents[2] / "docs" / "envs" / "dataclean.md"
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from datagauntlet.cli.main import main
-from datagauntlet.envs.dataclean.program import MAX_PROGRAM_BYTES
+from datagauntlet.envs.dataclean.tool.program import MAX_PROGRAM_BYTES
 
 CSV_TEXT = (
     "record_id,name,email,amount,quantity,notes\n"

@@ -14,12 +14,12 @@ import pytest
 
 from datagauntlet.core import seeding
 from datagauntlet.core.seeding import HashPrefix, Keyed, hash64
-from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.cells import CellRng, refills_possible
-from datagauntlet.envs.dataclean.columns import clean_column, corrupt_column
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.engine import Table
-from datagauntlet.envs.dataclean.generator import _Generator
+from datagauntlet.envs.dataclean.tool.engine import Table
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.cells import CellRng, refills_possible
+from datagauntlet.envs.dataclean.world.columns import clean_column, corrupt_column
+from datagauntlet.envs.dataclean.world.generator import _Generator
 
 ROWS = 400
 MANY = {f"Alias {k}": "bb" for k in range(16_000)}  # so many forms a corrupt draw refills

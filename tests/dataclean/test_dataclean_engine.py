@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from datagauntlet.envs.dataclean.engine import (
+from datagauntlet.envs.dataclean.tool.engine import (
     Table,
     date_eu,
     date_us,
@@ -13,7 +13,7 @@ from datagauntlet.envs.dataclean.engine import (
     phone_us,
     run_program,
 )
-from datagauntlet.envs.dataclean.program import Operation
+from datagauntlet.envs.dataclean.tool.program import Operation
 
 
 def table(**columns: list[str | None]) -> Table:

@@ -8,8 +8,8 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.envs.dataclean.episode import INLINE_ROWS, DatacleanEpisode
-from datagauntlet.envs.dataclean.grader import METRICS
-from datagauntlet.envs.dataclean.policies import careful_program, read_policy
+from datagauntlet.envs.dataclean.grading.grader import METRICS
+from datagauntlet.envs.dataclean.solver.policies import careful_program, read_policy
 
 ENV = dg.make("dataclean")
 

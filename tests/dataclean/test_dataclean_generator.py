@@ -14,10 +14,10 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.seeding import HashPrefix, hash64
-from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.generator import CleaningTask, generate
-from datagauntlet.envs.dataclean.policies import read_policy
+from datagauntlet.envs.dataclean.solver.policies import read_policy
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.generator import CleaningTask, generate
 
 ENV = dg.make("dataclean")
 
@@ -41,7 +41,8 @@ def test_the_same_seed_gives_the_same_world_in_any_process() -> None:
     seed = ENV.tasks("test", 1)[0].seed
     here = digest(generate(seed, DatacleanConfig()))
     code = (
-        "import hashlib, json, sys; from datagauntlet.envs.dataclean.generator import generate;"
+        "import hashlib, json, sys;"
+        "from datagauntlet.envs.dataclean.world.generator import generate;"
         "from datagauntlet.envs.dataclean.config import DatacleanConfig;"
         f"w = generate({seed}, DatacleanConfig());"
         "print(hashlib.sha256(json.dumps([w.truth.rows(), w.dirty.rows(), w.policy_text])"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from datagauntlet.envs.dataclean.engine import Cell, Table
-from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS, grade, tally
+from datagauntlet.envs.dataclean.grading.grader import METRICS, WEIGHTS, grade, tally
+from datagauntlet.envs.dataclean.tool.engine import Cell, Table
 
 COLUMNS = ("record_id", "a", "b")
 EDITABLE = ("a", "b")
@@ -182,10 +182,10 @@ def test_a_generated_task_carries_the_arrived_right_masks_the_grader_would_work_
     from pathlib import Path
 
     from datagauntlet.core.seeding import Keyed
-    from datagauntlet.envs.dataclean import families as fam
     from datagauntlet.envs.dataclean.config import DatacleanConfig
-    from datagauntlet.envs.dataclean.generator import generate
-    from datagauntlet.envs.dataclean.grader import arrived_right
+    from datagauntlet.envs.dataclean.grading.grader import arrived_right
+    from datagauntlet.envs.dataclean.world import families as fam
+    from datagauntlet.envs.dataclean.world.generator import generate
 
     sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
     import dataclean_golden as golden

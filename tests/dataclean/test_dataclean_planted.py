@@ -6,7 +6,8 @@ from collections.abc import Callable
 
 import pytest
 
-from datagauntlet.envs.dataclean.engine import (
+from datagauntlet.envs.dataclean.grading.grader import grade
+from datagauntlet.envs.dataclean.tool.engine import (
     MAX_CELL,
     MAX_DIGITS,
     Table,
@@ -17,8 +18,7 @@ from datagauntlet.envs.dataclean.engine import (
     phone_us,
     run_program,
 )
-from datagauntlet.envs.dataclean.grader import grade
-from datagauntlet.envs.dataclean.program import Operation
+from datagauntlet.envs.dataclean.tool.program import Operation
 
 
 @pytest.mark.parametrize(

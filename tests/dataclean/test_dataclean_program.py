@@ -6,7 +6,7 @@ from typing import Any
 
 import pytest
 
-from datagauntlet.envs.dataclean.program import (
+from datagauntlet.envs.dataclean.tool.program import (
     MAX_MAP_ENTRIES,
     MAX_OPERATIONS,
     Operation,

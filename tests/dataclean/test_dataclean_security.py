@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 import datagauntlet as dg
-from datagauntlet.envs.dataclean.program import (
+from datagauntlet.envs.dataclean.tool.program import (
     ProgramError,
     Schema,
     parse_program_text,

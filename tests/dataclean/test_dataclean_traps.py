@@ -11,9 +11,9 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core.gates import probe_ceiling
-from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.engine import date_eu, date_us, integer, phone_us
-from datagauntlet.envs.dataclean.generator import CleaningTask, generate
+from datagauntlet.envs.dataclean.tool.engine import date_eu, date_us, integer, phone_us
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.generator import CleaningTask, generate
 
 ENV = dg.make("dataclean")
 SPLITS = ("eval", "test")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from datagauntlet.envs.event_recon.attacks import attackers
+from datagauntlet.envs.event_recon.attacks import anomalies, attackers, repairs, scaling, stream
 from datagauntlet.envs.event_recon.env import EventReconEnv
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "envs" / "event-recon.md"
@@ -57,9 +57,14 @@ def test_the_attack_never_opens_the_contract(env) -> None:
             assert "INTEGRATION" not in text, (name, args)
 
 
-def test_the_attack_knows_no_rule_and_computes_no_commission() -> None:
+# The attack's own steps (scaling.py, which reads the schedule's rates, is outside it).
+ATTACK_MODULES = (attackers, anomalies, repairs, stream)
+
+
+@pytest.mark.parametrize("module", ATTACK_MODULES, ids=lambda m: m.__name__.rsplit(".", 1)[-1])
+def test_the_attack_knows_no_rule_and_computes_no_commission(module: Any) -> None:
     """Nothing it imports knows the contract, and it never touches a rate or a basis."""
-    tree = ast.parse(inspect.getsource(attackers))
+    tree = ast.parse(inspect.getsource(module))
     imported = {
         node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
     }
@@ -68,6 +73,21 @@ def test_the_attack_knows_no_rule_and_computes_no_commission() -> None:
     constants = {node.value for node in ast.walk(tree) if isinstance(node, ast.Constant)}
     for column in ("rate_bps", "basis", "effective_from", "INTEGRATION.md"):
         assert column not in constants, column
+
+
+def test_the_attack_is_only_its_listed_modules() -> None:
+    """Every attack module `attackers` reaches is scanned above, so a step moved into a new
+    module cannot slip past the scan."""
+    scanned = {m.__name__ for m in ATTACK_MODULES} | {scaling.__name__}
+    prefix = "datagauntlet.envs.event_recon.attacks."
+    for module in ATTACK_MODULES:
+        tree = ast.parse(inspect.getsource(module))
+        used = {
+            node.module
+            for node in ast.walk(tree)
+            if isinstance(node, ast.ImportFrom) and (node.module or "").startswith(prefix)
+        }
+        assert used <= scanned, (module.__name__, used - scanned)
 
 
 def test_the_attack_solves_no_sampled_task_and_its_repairs_are_live(env) -> None:

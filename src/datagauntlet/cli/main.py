@@ -86,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"give a command: {', '.join(modules)}")
     try:
         if getattr(args, "secret_file", None):
-            from datagauntlet.core.seeding import use_secret_file
+            from datagauntlet.core.secret import use_secret_file
 
             use_secret_file(args.secret_file)  # also reaches worker processes
         return int(modules[args.command].run(args) or 0)

@@ -8,11 +8,19 @@ from __future__ import annotations
 
 import hashlib
 import heapq
-import os
 from collections.abc import Sequence
 from typing import TypeVar
 
-from datagauntlet.core.user_files import FileRefused, read_bytes
+# The secret's names are also reached here (seeding.SECRET_ENV, seeding.use_secret_file, ...).
+from datagauntlet.core.secret import HELD_OUT_SPLITS as HELD_OUT_SPLITS
+from datagauntlet.core.secret import MIN_SECRET_BYTES as MIN_SECRET_BYTES
+from datagauntlet.core.secret import SECRET_ENV as SECRET_ENV
+from datagauntlet.core.secret import SECRET_FILE_ENV as SECRET_FILE_ENV
+from datagauntlet.core.secret import SecretMissing as SecretMissing
+from datagauntlet.core.secret import has_secret as has_secret
+from datagauntlet.core.secret import secret_id as secret_id
+from datagauntlet.core.secret import secret_key
+from datagauntlet.core.secret import use_secret_file as use_secret_file
 
 T = TypeVar("T")
 
@@ -301,72 +309,8 @@ class Stream:
 # Public splits: anyone with the code can rebuild their worlds (and so their truth). They are
 # for published, comparable tables.
 SPLITS = ("train", "eval", "test")
-# Held-out splits: seeds keyed by a secret, so only its holder can regenerate them. Training and
-# leaderboard evaluation use these.
-HELD_OUT_SPLITS = ("private", "private-train")
+# Held-out splits (HELD_OUT_SPLITS, secret.py): seeds keyed by the secret.
 ALL_SPLITS = SPLITS + HELD_OUT_SPLITS
-SECRET_ENV = "DATAGAUNTLET_SECRET"
-SECRET_FILE_ENV = "DATAGAUNTLET_SECRET_FILE"
-MIN_SECRET_BYTES = 16
-MAX_SECRET_FILE_BYTES = 4096  # a secret is a line of text; a larger file is a wrong path
-
-
-class SecretMissing(ValueError):
-    """A held-out split was asked for without a secret."""
-
-
-def _read_secret() -> bytes | None:
-    path = os.environ.get(SECRET_FILE_ENV)
-    if path:
-        try:
-            data = read_bytes(path, MAX_SECRET_FILE_BYTES, "secret file").strip()
-        except FileRefused as exc:
-            raise SecretMissing(str(exc)) from None
-        if not data:
-            raise SecretMissing(f"the secret file {path!r} is empty")
-    else:
-        text = os.environ.get(SECRET_ENV, "")
-        if not text:
-            return None
-        data = text.strip().encode("utf-8")
-    if len(data) < MIN_SECRET_BYTES:
-        raise SecretMissing(f"the secret must be at least {MIN_SECRET_BYTES} bytes long")
-    return data
-
-
-def _secret_key() -> bytes:
-    """A 64-byte blake2b key derived from the secret; the secret itself is never kept."""
-    data = _read_secret()
-    if data is None:
-        raise SecretMissing(
-            f"held-out splits ({', '.join(HELD_OUT_SPLITS)}) need a secret: set {SECRET_ENV} "
-            "or pass --secret-file PATH"
-        )
-    return hashlib.blake2b(data, digest_size=64, person=b"dg-secret-key").digest()
-
-
-def use_secret_file(path: str | os.PathLike[str]) -> None:
-    """Read held-out seeds from the secret in this file (also in worker processes)."""
-    previous = os.environ.get(SECRET_FILE_ENV)
-    os.environ[SECRET_FILE_ENV] = os.fspath(path)
-    try:
-        _secret_key()  # fail now, with the reason, rather than at the first held-out task
-    except BaseException:  # a secret that cannot be read is not left in use
-        if previous is None:
-            os.environ.pop(SECRET_FILE_ENV, None)
-        else:
-            os.environ[SECRET_FILE_ENV] = previous
-        raise
-
-
-def secret_id() -> str:
-    """A short public name for the secret in use (a keyed digest; the secret cannot be
-    recovered from it), so published held-out figures can say which secret they are for."""
-    return hashlib.blake2b(key=_secret_key(), digest_size=8, person=b"dg-secret-id").hexdigest()
-
-
-def has_secret() -> bool:
-    return _read_secret() is not None
 
 
 def is_held_out(split: str) -> bool:
@@ -387,7 +331,7 @@ def split_key(env_id: str, split: str) -> str:
     which index cannot be rebuilt without it."""
     if not is_held_out(split):
         return split
-    h = hashlib.blake2b(key=_secret_key(), digest_size=16, person=b"dg-split-key")
+    h = hashlib.blake2b(key=secret_key(), digest_size=16, person=b"dg-split-key")
     h.update(f"{env_id}\x00{split}".encode())
     return f"{split}:{h.hexdigest()}"
 
@@ -397,7 +341,7 @@ def task_seed(env_id: str, split: str, index: int) -> int:
     are a keyed blake2b (a MAC) of (env, split, index) under the secret."""
     check_split(split)
     if is_held_out(split):
-        h = hashlib.blake2b(key=_secret_key(), digest_size=8, person=b"dg-held-out")
+        h = hashlib.blake2b(key=secret_key(), digest_size=8, person=b"dg-held-out")
         h.update(f"{env_id}\x00{split}\x00{index}".encode())
         return int.from_bytes(h.digest(), "little") >> 1
     return hash64("task-seed", env_id, split, index) >> 1  # 63 bits: fits a signed int64
@@ -418,7 +362,7 @@ def task_ref(key: bytes, split: str, index: int, seed: int) -> str:
 
 def secret_ref_key() -> bytes:
     """The key of held-out splits' refs: derived from the secret, apart from the seeds' key."""
-    return hashlib.blake2b(_secret_key(), digest_size=32, person=b"dg-ref-key").digest()
+    return hashlib.blake2b(secret_key(), digest_size=32, person=b"dg-ref-key").digest()
 
 
 def module_ref_key(env_id: str, split: str, seeds: Sequence[int]) -> bytes:

@@ -17,8 +17,11 @@ from pathlib import Path
 import pytest
 
 from datagauntlet.kits.sandbox import WALLS, Limits, SandboxResult, WallsUnavailable
+from datagauntlet.kits.sandbox.report import Stream as _Stream
+from datagauntlet.kits.sandbox.report import limit_hit as _limit_hit
+from datagauntlet.kits.sandbox.report import outside_sqlite as _outside_sqlite
+from datagauntlet.kits.sandbox.report import result_of as _result
 from datagauntlet.kits.sandbox.result import Violation
-from datagauntlet.kits.sandbox.runner import _limit_hit, _outside_sqlite, _result, _Stream
 
 LIMITS = Limits(timeout_s=10.0, cpu_s=5)
 WS = Path("/srv/ws")

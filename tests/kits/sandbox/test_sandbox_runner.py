@@ -26,7 +26,8 @@ from datagauntlet.kits.sandbox import (
 )
 from datagauntlet.kits.sandbox.child import launcher_source
 from datagauntlet.kits.sandbox.child.seccomp import ARCHES, build_filter
-from datagauntlet.kits.sandbox.runner import _result, _Stream
+from datagauntlet.kits.sandbox.report import Stream as _Stream
+from datagauntlet.kits.sandbox.report import result_of as _result
 from datagauntlet.kits.sandbox.runtime import runtime
 from datagauntlet.kits.sandbox.workspace import hand_over
 
@@ -385,12 +386,12 @@ def test_a_process_gone_between_the_scan_and_the_kill_does_not_stop_the_sweep(
 ) -> None:
     # The race: /proc listed a process of the run's uid that exits before its SIGKILL. A pid
     # past pid_max is one the kernel answers ESRCH for, as for that exited process.
-    from datagauntlet.kits.sandbox import runner
+    from datagauntlet.kits.sandbox import sweeps
 
     gone = int(Path("/proc/sys/kernel/pid_max").read_text()) + 1
     scans = iter([[gone], [gone], []])
-    monkeypatch.setattr(runner, "_pids_of", lambda uid: next(scans))
-    runner._kill_uid(123_456)  # returns once a scan finds nothing left
+    monkeypatch.setattr(sweeps, "pids_of", lambda uid: next(scans))
+    sweeps.kill_uid(123_456)  # returns once a scan finds nothing left
     assert next(scans, "done") == "done"
 
 
@@ -486,7 +487,7 @@ def test_a_process_that_ends_during_the_uid_scan_does_not_stop_it(
 ) -> None:
     # /proc listed a process that has exited by the time its status is read: the scan goes
     # on to the rest (a pid past pid_max stands for it: its status cannot be opened).
-    from datagauntlet.kits.sandbox.runner import _pids_of
+    from datagauntlet.kits.sandbox.sweeps import pids_of as _pids_of
 
     gone = str(int(Path("/proc/sys/kernel/pid_max").read_text()) + 1)
     listdir = os.listdir
@@ -518,7 +519,7 @@ def test_a_run_without_the_process_wall_signals_no_other_process_of_this_uid() -
 def test_the_uid_sweep_finds_exactly_the_live_processes_of_that_uid() -> None:
     import signal
 
-    from datagauntlet.kits.sandbox.runner import _pids_of
+    from datagauntlet.kits.sandbox.sweeps import pids_of as _pids_of
 
     uid = 0x10000 + int.from_bytes(os.urandom(3), "big")  # as a run's uid: unused
     alive = os.fork()

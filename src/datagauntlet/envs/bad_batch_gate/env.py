@@ -9,8 +9,7 @@ from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.seeding import SPLITS, check_split
 from datagauntlet.core.task_info import TaskInfo
-from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
-from datagauntlet.envs.bad_batch_gate.cases import Case, load_cases, split_of
+from datagauntlet.envs.bad_batch_gate.attacks.attackers import ATTACKERS
 from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
 from datagauntlet.envs.bad_batch_gate.episode import (
     EXTENDED_PROMPT,
@@ -18,11 +17,12 @@ from datagauntlet.envs.bad_batch_gate.episode import (
     BadBatchGateEpisode,
     ExtendedEpisode,
 )
-from datagauntlet.envs.bad_batch_gate.families import BY_NAME, Family
-from datagauntlet.envs.bad_batch_gate.generator import SPLIT_SIZES, generate, split_sizes
-from datagauntlet.envs.bad_batch_gate.grader import METRICS, WEIGHTS
-from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.grading.grader import METRICS, WEIGHTS
 from datagauntlet.envs.bad_batch_gate.registration import REGISTRATION
+from datagauntlet.envs.bad_batch_gate.solver.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.world.cases import Case, load_cases, split_of
+from datagauntlet.envs.bad_batch_gate.world.families import BY_NAME, Family
+from datagauntlet.envs.bad_batch_gate.world.generator import SPLIT_SIZES, generate, split_sizes
 
 
 class BadBatchGateEnv(Environment):
@@ -43,7 +43,7 @@ class BadBatchGateEnv(Environment):
                 where = self.family_module.path if self.family_module else ""
                 raise ValueError(
                     f"family_module {where!r}: FAMILIES must hold new "
-                    f"bad_batch_gate.families.Family objects, got {family!r}"
+                    f"bad_batch_gate.world.families.Family objects, got {family!r}"
                 )
 
     @cached_property

@@ -11,11 +11,11 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
 from datagauntlet.core.toolset import ToolError, Toolset, params, tool
-from datagauntlet.envs.bad_batch_gate.cases import Case
 from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
-from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, DEFECT_TYPES
-from datagauntlet.envs.bad_batch_gate.grader import grade
-from datagauntlet.envs.bad_batch_gate.world import Warehouse
+from datagauntlet.envs.bad_batch_gate.grading.grader import grade
+from datagauntlet.envs.bad_batch_gate.world.cases import Case
+from datagauntlet.envs.bad_batch_gate.world.contract import COLUMNS, DEFECT_TYPES
+from datagauntlet.envs.bad_batch_gate.world.warehouse import Warehouse
 from datagauntlet.kits.sql import SandboxLimits, SqlToolset
 
 MAX_QUERY_CHARS = 20_000

@@ -23,8 +23,8 @@ from datagauntlet.core.report import (
     play,
 )
 from datagauntlet.envs.bad_batch_gate.env import BadBatchGateEnv
-from datagauntlet.envs.bad_batch_gate.grader import WEIGHTS
-from datagauntlet.envs.bad_batch_gate.policies import AGENTS
+from datagauntlet.envs.bad_batch_gate.grading.grader import WEIGHTS
+from datagauntlet.envs.bad_batch_gate.solver.policies import AGENTS
 
 __all__ = [
     "BASELINES",
@@ -163,9 +163,9 @@ def generated_played() -> dict[str, list[Played]]:
 
 def generated_tables(played: dict[str, list[Played]]) -> dict[str, str]:
     """The docs page's tables for our own splits."""
-    from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
+    from datagauntlet.envs.bad_batch_gate.attacks.attackers import ATTACKERS
     from datagauntlet.envs.bad_batch_gate.config import BadBatchGateConfig
-    from datagauntlet.envs.bad_batch_gate.generator import EXTENDED_FAMILIES
+    from datagauntlet.envs.bad_batch_gate.world.generator import EXTENDED_FAMILIES
 
     std = BadBatchGateEnv(BadBatchGateConfig.build())
     names = list(std.policies())
@@ -197,8 +197,8 @@ def report_tables() -> dict[str, Callable[[], str]]:
 
 def fixture_tables(env: BadBatchGateEnv) -> dict[str, str]:
     """The original README's tables, recomputed on its own cases."""
-    from datagauntlet.envs.bad_batch_gate.attackers import ATTACKERS
-    from datagauntlet.envs.bad_batch_gate.generator import FAMILIES
+    from datagauntlet.envs.bad_batch_gate.attacks.attackers import ATTACKERS
+    from datagauntlet.envs.bad_batch_gate.world.generator import FAMILIES
 
     played = play(env, list(env.policies()), env.tasks())
     return {

@@ -52,15 +52,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     if args.dataclean_command != "apply":
         raise ValueError("give a subcommand: apply (see `datagauntlet dataclean --help`)")
-    from datagauntlet.envs.dataclean.csvio import check_output, read_csv, write_csv
-    from datagauntlet.envs.dataclean.engine import run_program
-    from datagauntlet.envs.dataclean.families import PRIMARY_KEY, PROTECTED_COLUMNS
-    from datagauntlet.envs.dataclean.program import (
+    from datagauntlet.envs.dataclean.tool.csvio import check_output, read_csv, write_csv
+    from datagauntlet.envs.dataclean.tool.engine import run_program
+    from datagauntlet.envs.dataclean.tool.program import (
         MAX_PROGRAM_BYTES,
         Schema,
         parse_program_text,
         validate_program,
     )
+    from datagauntlet.envs.dataclean.world.families import PRIMARY_KEY, PROTECTED_COLUMNS
 
     check_output(args.output, args.input)
     text = _read_program(args.program, MAX_PROGRAM_BYTES)

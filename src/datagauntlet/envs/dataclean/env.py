@@ -7,6 +7,7 @@ from typing import Any
 from datagauntlet.core.env import Environment, Policy
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.task_info import TaskInfo
+from datagauntlet.envs.dataclean.attacks.probes import PROBES
 from datagauntlet.envs.dataclean.config import DatacleanConfig
 from datagauntlet.envs.dataclean.episode import (
     SYSTEM_PROMPT,
@@ -14,12 +15,11 @@ from datagauntlet.envs.dataclean.episode import (
     DatacleanFamilies,
     prompt_of,
 )
-from datagauntlet.envs.dataclean.families import Family, check_layout
-from datagauntlet.envs.dataclean.generator import CleaningTask, generate
-from datagauntlet.envs.dataclean.grader import METRICS, WEIGHTS
-from datagauntlet.envs.dataclean.policies import POLICIES
-from datagauntlet.envs.dataclean.probes import PROBES
+from datagauntlet.envs.dataclean.grading.grader import METRICS, WEIGHTS
 from datagauntlet.envs.dataclean.registration import REGISTRATION
+from datagauntlet.envs.dataclean.solver.policies import POLICIES
+from datagauntlet.envs.dataclean.world.families import Family, check_layout
+from datagauntlet.envs.dataclean.world.generator import CleaningTask, generate
 
 CALIBRATION_FAMILIES = ("crm", "orders", "inventory")
 

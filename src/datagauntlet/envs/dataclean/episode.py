@@ -11,12 +11,10 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Episode, Task
 from datagauntlet.core.score import Score
 from datagauntlet.core.toolset import ToolError, params, tool
-from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.engine import OpReport, Table, run_program
-from datagauntlet.envs.dataclean.generator import CleaningTask, generate
-from datagauntlet.envs.dataclean.grader import grade
-from datagauntlet.envs.dataclean.program import (
+from datagauntlet.envs.dataclean.grading.grader import grade
+from datagauntlet.envs.dataclean.tool.engine import OpReport, Table, run_program
+from datagauntlet.envs.dataclean.tool.program import (
     MAX_MAP_ENTRIES,
     MAX_OPERATIONS,
     MAX_TEXT,
@@ -24,6 +22,8 @@ from datagauntlet.envs.dataclean.program import (
     Schema,
     validate_program,
 )
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.generator import CleaningTask, generate
 
 INLINE_ROWS = 60  # tables up to this size are shown in the prompt in full
 READ_LIMIT = 500  # rows per read_table call

@@ -12,7 +12,7 @@ from datagauntlet.core.report import Column, grid, group_table
 from datagauntlet.core.runner import CalibrationRow, calibrate
 from datagauntlet.core.seeding import SPLITS
 from datagauntlet.envs.dataclean.env import DatacleanEnv
-from datagauntlet.envs.dataclean.grader import WEIGHTS
+from datagauntlet.envs.dataclean.grading.grader import WEIGHTS
 
 TASKS_PER_CELL = 40
 

@@ -21,6 +21,8 @@ from typing import Any
 
 from datagauntlet import __version__
 from datagauntlet.frontdoors.server.protocol import BadRequest, object_with
+from datagauntlet.frontdoors.server.replies import json_reply as _json
+from datagauntlet.frontdoors.server.replies import read_body
 from datagauntlet.frontdoors.server.sessions import (
     LimitReached,
     Session,
@@ -127,14 +129,43 @@ async def _step(session: Session, data: Any) -> dict[str, Any]:
     return {"observation": observation, "reward": reward, "done": reply["done"]}
 
 
+STEP_FIELDS: dict[str, tuple[type, ...]] = {
+    "action": (dict,),
+    "episode_id": (str,),
+    "timeout_s": (int, float),
+    "request_id": (str,),
+}
+
+
 def routes(store: SessionStore) -> list[Any]:
-    from starlette.routing import Route, WebSocketRoute
+    """OpenEnv's HTTP routes and its WebSocket under `/openenv/{env}`."""
+    return _OpenEnvRoutes(store).routes()
 
-    from datagauntlet.core.registry import env_class
-    from datagauntlet.frontdoors.server.replies import json_reply as _json
-    from datagauntlet.frontdoors.server.replies import read_body
 
+class _OpenEnvRoutes:
+    """The handlers of OpenEnv's routes over one worker's session store."""
+
+    def __init__(self, store: SessionStore) -> None:
+        self.store = store
+
+    def routes(self) -> list[Any]:
+        from starlette.routing import Route, WebSocketRoute
+
+        base = "/openenv/{env}"
+        return [
+            Route(f"{base}/health", self.health, methods=["GET"]),
+            Route(f"{base}/metadata", self.metadata, methods=["GET"]),
+            Route(f"{base}/schema", self.schema, methods=["GET"]),
+            Route(f"{base}/state", self.state, methods=["GET"]),
+            Route(f"{base}/reset", self.reset, methods=["POST"]),
+            Route(f"{base}/step", self.step, methods=["POST"]),
+            WebSocketRoute(f"{base}/ws", self.ws),
+        ]
+
+    @staticmethod
     def env_of(request: Any) -> str:
+        from datagauntlet.core.registry import env_class
+
         env_id = request.path_params["env"]
         try:
             env_class(env_id)
@@ -142,12 +173,14 @@ def routes(store: SessionStore) -> list[Any]:
             raise BadRequest(404, str(exc)) from None
         return env_id
 
-    async def health(request: Any) -> Any:
-        env_of(request)
+    async def health(self, request: Any) -> Any:
+        self.env_of(request)
         return _json({"status": "healthy"})
 
-    async def metadata(request: Any) -> Any:
-        cls = env_class(env_of(request))
+    async def metadata(self, request: Any) -> Any:
+        from datagauntlet.core.registry import env_class
+
+        cls = env_class(self.env_of(request))
         doc = (cls.__doc__ or "").strip().splitlines()
         return _json(
             {
@@ -160,64 +193,44 @@ def routes(store: SessionStore) -> list[Any]:
             }
         )
 
-    async def schema(request: Any) -> Any:
-        env_of(request)
+    async def schema(self, request: Any) -> Any:
+        self.env_of(request)
         return _json(
             {"action": ACTION_SCHEMA, "observation": OBSERVATION_SCHEMA, "state": STATE_SCHEMA}
         )
 
-    async def state(request: Any) -> Any:
-        env_of(request)
+    async def state(self, request: Any) -> Any:
+        self.env_of(request)
         sid = request.query_params.get("episode_id") or request.query_params.get("session_id")
         if not sid:
             return _json(_state(None))
         try:
-            return _json(_state(store.get(sid)))
+            return _json(_state(self.store.get(sid)))
         except UnknownSession:
             raise BadRequest(404, "no such episode_id") from None
 
-    async def reset(request: Any) -> Any:
-        env_id = env_of(request)
-        session = await _reset(store, env_id, await read_body(request, store.limits.max_body_bytes))
-        return _json(_opening(session))
+    async def reset(self, request: Any) -> Any:
+        env_id = self.env_of(request)
+        body = await read_body(request, self.store.limits.max_body_bytes)
+        return _json(_opening(await _reset(self.store, env_id, body)))
 
-    async def step(request: Any) -> Any:
-        env_of(request)
-        body = await read_body(request, store.limits.max_body_bytes)
-        body = object_with(
-            body,
-            {
-                "action": (dict,),
-                "episode_id": (str,),
-                "timeout_s": (int, float),
-                "request_id": (str,),
-            },
-            "a step",
-        )
+    async def step(self, request: Any) -> Any:
+        self.env_of(request)
+        body = await read_body(request, self.store.limits.max_body_bytes)
+        body = object_with(body, STEP_FIELDS, "a step")
         action = dict(object_with(body.get("action") or {}, ACTION_FIELDS, "an action"))
         meta = object_with(action.pop("metadata", None) or {}, {"episode_id": (str,)}, "metadata")
         sid = body.get("episode_id") or meta.get("episode_id")
         if not sid:
             raise BadRequest(400, "HTTP step needs episode_id (from reset); or use /ws")
         try:
-            session = store.get(sid)
+            session = self.store.get(sid)
         except UnknownSession:
             raise BadRequest(404, "no such episode_id") from None
         return _json(await _step(session, action))
 
-    async def ws(websocket: Any) -> None:
-        await openenv_ws(store, websocket)
-
-    base = "/openenv/{env}"
-    return [
-        Route(f"{base}/health", health, methods=["GET"]),
-        Route(f"{base}/metadata", metadata, methods=["GET"]),
-        Route(f"{base}/schema", schema, methods=["GET"]),
-        Route(f"{base}/state", state, methods=["GET"]),
-        Route(f"{base}/reset", reset, methods=["POST"]),
-        Route(f"{base}/step", step, methods=["POST"]),
-        WebSocketRoute(f"{base}/ws", ws),
-    ]
+    async def ws(self, websocket: Any) -> None:
+        await openenv_ws(self.store, websocket)
 
 
 async def openenv_ws(store: SessionStore, websocket: Any) -> None:

@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from datagauntlet.envs.event_recon.splits import CANARY, TaskRecord, families_of, public_tasks
 from datagauntlet.envs.event_recon.world.generator import build_task, cross_check
@@ -65,25 +66,22 @@ def _tables(db: bytes) -> dict[str, list[str]]:
         conn.close()
 
 
-def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]:
-    """Every way the workspace could carry the answer key; an empty list means none found.
+@dataclass(frozen=True)
+class _DbFacts:
+    """What the leak scan reads off the database: its text, its ledger's stored order, its
+    ingestion count and its payouts."""
 
-    - string: the canary anywhere; family names or truth words in the data files; any
-      manifest partner id in the contract (it names no partner);
-    - column: no table or column named for the truth;
-    - derived features: ledger rows stored in entry-id order (not grouped by defect), every
-      event id of one shape, every signature valid, one events_ingested row per delivery,
-      and no broken partner's correct balance sitting in the statement or the payouts.
-    """
-    found: list[str] = []
-    for name in FILES:
-        if CANARY.encode() in world.files[name] or b"event-recon-canary" in world.files[name]:
-            found.append(f"string: the canary is in {name}")
-    data = {n: world.files[n].decode("utf-8", "replace").lower() for n in FILES if n != "db.sqlite"}
+    text: str
+    entry_order: list[str]
+    ingested: int
+    payouts: dict[tuple[str, str], int]
+
+
+def _db_facts(db: bytes) -> _DbFacts:
     conn = sqlite3.connect(":memory:")
     try:
-        conn.deserialize(world.files["db.sqlite"])
-        db_text = "\n".join(
+        conn.deserialize(db)
+        text = "\n".join(
             str(v)
             for t in (
                 "partners",
@@ -104,7 +102,39 @@ def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]
         }
     finally:
         conn.close()
-    data["db.sqlite"] = db_text
+    return _DbFacts(text, order, ingested, payouts)
+
+
+def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]:
+    """Every way the workspace could carry the answer key; an empty list means none found.
+
+    - string: the canary anywhere; family names or truth words in the data files; any
+      manifest partner id in the contract (it names no partner);
+    - column: no table or column named for the truth;
+    - derived features: ledger rows stored in entry-id order (not grouped by defect), every
+      event id of one shape, every signature valid, one events_ingested row per delivery,
+      and no broken partner's correct balance sitting in the statement or the payouts.
+    """
+    db = _db_facts(world.files["db.sqlite"])
+    found = _string_findings(world, families, db)
+    found += _column_findings(world)
+    if db.entry_order != sorted(db.entry_order):
+        found.append("derived: ledger_entries are not stored in entry-id order")
+    deliveries, delivery_findings = _delivery_findings(world)
+    found += delivery_findings
+    found += _balance_findings(world, db)
+    if db.ingested != deliveries:
+        found.append(f"derived: {db.ingested} events_ingested rows for {deliveries} deliveries")
+    return found
+
+
+def _string_findings(world: World, families: Sequence[str], db: _DbFacts) -> list[str]:
+    found: list[str] = []
+    for name in FILES:
+        if CANARY.encode() in world.files[name] or b"event-recon-canary" in world.files[name]:
+            found.append(f"string: the canary is in {name}")
+    data = {n: world.files[n].decode("utf-8", "replace").lower() for n in FILES if n != "db.sqlite"}
+    data["db.sqlite"] = db.text
     for name, text in data.items():
         if name == "INTEGRATION.md":
             continue
@@ -115,12 +145,21 @@ def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]
     for d in world.manifest:
         if d.partner_id in contract:
             found.append(f"string: manifest partner {d.partner_id} in INTEGRATION.md")
+    return found
+
+
+def _column_findings(world: World) -> list[str]:
+    found: list[str] = []
     for table, columns in _tables(world.files["db.sqlite"]).items():
         for label in (table, *columns):
             if any(w in label.lower() for w in TRUTH_COLUMNS):
                 found.append(f"column: {table}.{label}")
-    if order != sorted(order):
-        found.append("derived: ledger_entries are not stored in entry-id order")
+    return found
+
+
+def _delivery_findings(world: World) -> tuple[int, list[str]]:
+    """(deliveries, findings): a bad signature, or event ids of more than one shape."""
+    found: list[str] = []
     shapes = set()
     deliveries = 0
     for line in world.files["webhooks.jsonl"].decode().splitlines():
@@ -132,6 +171,11 @@ def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]
             found.append(f"derived: bad signature on {env['event_id']}")
     if len(shapes) != 1:
         found.append(f"derived: {len(shapes)} event-id shapes")
+    return deliveries, found
+
+
+def _balance_findings(world: World, db: _DbFacts) -> list[str]:
+    """A broken partner's correct balance, sitting in the statement or the payouts."""
     statement: dict[tuple[str, str], int] = {}
     text = world.files["partner_statement.csv"].decode("utf-8", "replace")
     for cells in list(csv.reader(io.StringIO(text)))[1:]:
@@ -142,14 +186,13 @@ def leak_findings(world: World, families: Sequence[str] = FAMILIES) -> list[str]
         if amount:
             by_partner.setdefault(p, {})[period] = amount
     paid: dict[str, dict[str, int]] = {}
-    for (p, period), amount in payouts.items():
+    for (p, period), amount in db.payouts.items():
         paid.setdefault(p, {})[period] = amount
-    for p in world.broken_partners:
-        if by_partner.get(p, {}) == world.correct[p] or paid.get(p) == world.correct[p]:
-            found.append(f"derived: {p}'s correct balance is in the statement or the payouts")
-    if ingested != deliveries:
-        found.append(f"derived: {ingested} events_ingested rows for {deliveries} deliveries")
-    return found
+    return [
+        f"derived: {p}'s correct balance is in the statement or the payouts"
+        for p in world.broken_partners
+        if by_partner.get(p, {}) == world.correct[p] or paid.get(p) == world.correct[p]
+    ]
 
 
 def digests(
@@ -215,10 +258,6 @@ def main(argv: Sequence[str]) -> int:
     return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
-
-
 def sanity_findings(world: World) -> list[str]:
     """A world that could exist: every effect after its order, every delivery after its
     event, seqs 1..n per order, refunds within the gross, one currency per program."""
@@ -248,3 +287,7 @@ def sanity_findings(world: World) -> list[str]:
         if s != set(range(1, len(s) + 1)):
             found.append(f"order {order} has seqs {sorted(s)}")
     return found
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

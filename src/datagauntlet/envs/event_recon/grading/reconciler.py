@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import ROUND_HALF_EVEN, Decimal
@@ -98,13 +98,27 @@ def reconcile(workspace: str | Path) -> Projection:
     return reconcile_files({name: (root / name).read_bytes() for name in FILES})
 
 
-def reconcile_files(files: Mapping[str, bytes]) -> Projection:
-    """The same, from the four files' bytes (the database is opened in memory)."""
-    terms = read_terms(files["INTEGRATION.md"].decode("utf-8"))
-    f = terms.fields
+@dataclass(frozen=True)
+class _Db:
+    """The reference data of the database: partners, codes and approved manual rows."""
+
+    partners: dict[str, tuple[str, str | None]]  # partner_id -> (tier, merged_into)
+    codes: list[tuple[str, str, str, str]]  # (code, partner_id, program_id, valid_from)
+    manual: list[tuple[str, str, Any]]  # (partner_id, period, amount)
+
+    def owner(self, pid: str) -> str:
+        """R6: the partner a merged one was folded into, at most 16 hops away."""
+        hops = 0
+        while self.partners[pid][1] and hops < 16:
+            pid = self.partners[pid][1]
+            hops += 1
+        return pid
+
+
+def _read_db(db: bytes, terms: Terms) -> _Db:
     conn = sqlite3.connect(":memory:")
     try:
-        conn.deserialize(files["db.sqlite"])
+        conn.deserialize(db)
         partners = {
             pid: (tier, merged)
             for pid, tier, merged in conn.execute(
@@ -121,10 +135,14 @@ def reconcile_files(files: Mapping[str, bytes]) -> Projection:
         ).fetchall()
     finally:
         conn.close()
+    return _Db(partners, codes, manual)
 
+
+def _effects_by_order(webhooks: str, f: dict[str, str]) -> dict[str, list[dict[str, Any]]]:
+    """Each order's effects, one per (order, seq), sorted by seq."""
     seen: set[str] = set()
     effects: dict[tuple[str, int], dict[str, Any]] = {}
-    for line in files["webhooks.jsonl"].decode("utf-8").splitlines():
+    for line in webhooks.splitlines():
         if not line.strip():
             continue
         envelope = json.loads(line)
@@ -136,61 +154,68 @@ def reconcile_files(files: Mapping[str, bytes]) -> Projection:
         if key in effects:  # R2
             continue
         effects[key] = {"type": envelope["type"], **payload}
-
     by_order: dict[str, list[dict[str, Any]]] = {}
     for (order, seq), effect in effects.items():
         by_order.setdefault(order, []).append({"seq": seq, **effect})
+    for events in by_order.values():
+        events.sort(key=lambda e: e["seq"])  # R3, R4: by seq, whatever arrived first
+    return by_order
 
-    def owner(pid: str) -> str:
-        hops = 0
-        while partners[pid][1] and hops < 16:
-            pid = partners[pid][1]
-            hops += 1
-        return pid
 
-    totals: dict[str, dict[str, int]] = {pid: {} for pid in partners}
+def _order_lines(
+    events: list[dict[str, Any]], terms: Terms, db: _Db
+) -> Iterator[tuple[str, str, int]]:
+    """(partner, period, amount) of one order's commission and its refunds' reversals."""
+    f = terms.fields
+    created = [e for e in events if e["type"] == "order.created"]
+    if not created:
+        return
+    order = created[0]
+    placed = order[f["time"]]
+    rows = [r for r in db.codes if r[0] == order.get(f["code"]) and r[3] <= placed]
+    if not rows:  # R5
+        return
+    _, code_partner, program_id, _ = max(rows, key=lambda r: r[3])
+    program = terms.programs[program_id]
+    if order.get("currency") != program["currency"]:  # R12
+        return
+    gross, tax = _minor(order[f["gross"]]), _minor(order[f["tax"]])
+    for e in events:
+        if e["type"] == "order.updated":  # W1: absent keeps the previous value
+            gross = _minor(e[f["gross"]]) if f["gross"] in e else gross
+            tax = _minor(e[f["tax"]]) if f["tax"] in e else tax
+    if gross < program["bar"]:  # R10
+        return
+    pid = db.owner(code_partner)  # R6
+    tier = db.partners[pid][0]
+    versions = [r for r in terms.rates if r[0] == program_id and r[1] == tier and r[3] <= placed]
+    rate = max(versions, key=lambda r: r[3])[2]  # R7
+    net = program["basis"] == "net"  # R8
+    yield pid, _month(placed, program["zone"]), _fee(gross - tax if net else gross, rate)
+    left_gross, left_tax = gross, tax
+    for e in events:
+        if e["type"] != "order.refunded":
+            continue
+        r_gross = _minor(e[f["gross"]]) if f["gross"] in e else left_gross  # R13
+        r_tax = _minor(e[f["tax"]]) if f["tax"] in e else left_tax
+        left_gross, left_tax = left_gross - r_gross, left_tax - r_tax
+        refund_basis = r_gross - r_tax if net else r_gross
+        yield pid, _month(e[f["time"]], program["zone"]), -_fee(refund_basis, rate)
+
+
+def reconcile_files(files: Mapping[str, bytes]) -> Projection:
+    """The same, from the four files' bytes (the database is opened in memory)."""
+    terms = read_terms(files["INTEGRATION.md"].decode("utf-8"))
+    db = _read_db(files["db.sqlite"], terms)
+    by_order = _effects_by_order(files["webhooks.jsonl"].decode("utf-8"), terms.fields)
+    totals: dict[str, dict[str, int]] = {pid: {} for pid in db.partners}
 
     def add(pid: str, period: str, amount: int) -> None:
         totals[pid][period] = totals[pid].get(period, 0) + amount
 
     for events in by_order.values():
-        events.sort(key=lambda e: e["seq"])  # R3, R4: by seq, whatever arrived first
-        created = [e for e in events if e["type"] == "order.created"]
-        if not created:
-            continue
-        order = created[0]
-        placed = order[f["time"]]
-        rows = [r for r in codes if r[0] == order.get(f["code"]) and r[3] <= placed]
-        if not rows:  # R5
-            continue
-        _, code_partner, program_id, _ = max(rows, key=lambda r: r[3])
-        program = terms.programs[program_id]
-        if order.get("currency") != program["currency"]:  # R12
-            continue
-        gross, tax = _minor(order[f["gross"]]), _minor(order[f["tax"]])
-        for e in events:
-            if e["type"] == "order.updated":  # W1: absent keeps the previous value
-                gross = _minor(e[f["gross"]]) if f["gross"] in e else gross
-                tax = _minor(e[f["tax"]]) if f["tax"] in e else tax
-        if gross < program["bar"]:  # R10
-            continue
-        pid = owner(code_partner)  # R6
-        tier = partners[pid][0]
-        versions = [
-            r for r in terms.rates if r[0] == program_id and r[1] == tier and r[3] <= placed
-        ]
-        rate = max(versions, key=lambda r: r[3])[2]  # R7
-        net = program["basis"] == "net"  # R8
-        add(pid, _month(placed, program["zone"]), _fee(gross - tax if net else gross, rate))
-        left_gross, left_tax = gross, tax
-        for e in events:
-            if e["type"] != "order.refunded":
-                continue
-            r_gross = _minor(e[f["gross"]]) if f["gross"] in e else left_gross  # R13
-            r_tax = _minor(e[f["tax"]]) if f["tax"] in e else left_tax
-            left_gross, left_tax = left_gross - r_gross, left_tax - r_tax
-            refund_basis = r_gross - r_tax if net else r_gross
-            add(pid, _month(e[f["time"]], program["zone"]), -_fee(refund_basis, rate))
-    for pid, period, amount in manual:  # R14
+        for pid, period, amount in _order_lines(events, terms, db):
+            add(pid, period, amount)
+    for pid, period, amount in db.manual:  # R14
         add(pid, period, int(amount))
     return {pid: {p: v for p, v in sorted(t.items()) if v} for pid, t in sorted(totals.items())}

@@ -10,18 +10,112 @@ believe is owed.
 
 from __future__ import annotations
 
-from dataclasses import replace
-from typing import Any
+from dataclasses import dataclass, replace
 
 from datagauntlet.envs.event_recon.solver.ledger import (
     Event,
     Line,
+    Opening,
     World,
+    basis_of,
     commission,
     counted,
     money,
+    open_order,
+    refund_parts,
 )
 from datagauntlet.envs.event_recon.solver.reading import Reading
+
+
+@dataclass
+class _OrderState:
+    """An order as the builder holds it between deliveries."""
+
+    opening: Opening
+    top_seq: int
+    gross: int
+    tax: int
+    period: str
+    refunded_gross: int = 0
+    refunded_tax: int = 0
+    booked: int = 0
+
+
+class _Replay:
+    """One order's deliveries applied in turn under `reading`, booking into `lines`."""
+
+    def __init__(self, world: World, order_id: str, reading: Reading) -> None:
+        self.world, self.order_id, self.reading = world, order_id, reading
+        self.gf, self.tf = world.terms.field("gross"), world.terms.field("tax")
+        self.lines: list[Line] = []
+
+    def qualifies(self, s: _OrderState) -> bool:
+        if self.reading.bar == "none":
+            return True
+        if self.reading.bar == "never":
+            return False
+        return bool(s.gross >= s.opening.program.bar_minor)
+
+    def earned(self, s: _OrderState) -> int:
+        if not self.qualifies(s):
+            return 0
+        basis = basis_of(s.opening.program, self.reading, s.gross, s.tax)
+        return commission(basis, s.opening.rate, self.reading.rounding)
+
+    def book(self, s: _OrderState, ev: Event, kind: str, period: str, amount: int) -> None:
+        if amount:
+            self.lines.append(s.opening.line(self.order_id, ev.event_id, kind, period, amount))
+
+    def open(self, ev: Event) -> _OrderState | None:
+        """A fresh state from an `order.created`, its accrual booked; None if it earns nothing."""
+        opening = open_order(self.world, ev.payload, self.reading)
+        if opening is None:
+            return None
+        p, r = ev.payload, self.reading
+        s = _OrderState(
+            opening=opening,
+            top_seq=ev.seq(),
+            gross=money(p.get(self.gf), ev.version, r),
+            tax=money(p.get(self.tf), ev.version, r),
+            period=self.world.period(opening.at, opening.program.zone, r),
+        )
+        s.booked = self.earned(s)
+        self.book(s, ev, "accrual", s.period, s.booked)
+        return s
+
+    def apply(self, s: _OrderState, ev: Event) -> None:
+        if ev.type == "order.updated":
+            self.update(s, ev)
+        elif ev.type == "order.refunded":
+            self.refund(s, ev)
+
+    def update(self, s: _OrderState, ev: Event) -> None:
+        """An amendment rebooks the difference between what the order now earns and what it
+        had booked."""
+        p, r = ev.payload, self.reading
+        if r.apply_by_seq and ev.seq() < s.top_seq:
+            return  # R3: a later seq already stands
+        s.top_seq = max(s.top_seq, ev.seq())
+        if self.gf in p or not r.absent_keeps:
+            s.gross = money(p.get(self.gf), ev.version, r)
+        if self.tf in p or not r.absent_keeps:
+            s.tax = money(p.get(self.tf), ev.version, r)
+        now = self.earned(s)
+        self.book(s, ev, "adjustment", s.period, now - s.booked)
+        s.booked = now
+
+    def refund(self, s: _OrderState, ev: Event) -> None:
+        r = self.reading
+        left_gross, left_tax = s.gross - s.refunded_gross, s.tax - s.refunded_tax
+        r_gross, r_tax = refund_parts(self.world, ev, left_gross, left_tax, r)
+        s.refunded_gross += r_gross
+        s.refunded_tax += r_tax
+        when = ev.payload.get(self.world.terms.field("time"))
+        if self.qualifies(s) and isinstance(when, str):
+            basis = basis_of(s.opening.program, r, r_gross, r_tax)
+            amount = commission(basis, s.opening.rate, r.rounding)
+            period = self.world.period(when, s.opening.program.zone, r)
+            self.book(s, ev, "reversal", period, -amount)
 
 
 def replay_lines(world: World, order_id: str, reading: Reading) -> list[Line]:
@@ -29,122 +123,21 @@ def replay_lines(world: World, order_id: str, reading: Reading) -> list[Line]:
     rule read as `reading` says. With the contract's reading it books what `order_lines`
     books; with a misreading it books what a builder with that bug would have booked (a
     re-emitted `order.created`, say, accrues again and restarts the order's state)."""
-    t = world.terms
-    gf, tf, timef = t.field("gross"), t.field("tax"), t.field("time")
-    lines: list[Line] = []
-    held: list[Event] = []
-    state: dict[str, Any] | None = None
-
-    def qualifies(s: dict[str, Any]) -> bool:
-        if reading.bar == "none":
-            return True
-        if reading.bar == "never":
-            return False
-        return bool(s["gross"] >= s["program"].bar_minor)
-
-    def basis(s: dict[str, Any], g: int, x: int) -> int:
-        kind = s["program"].basis
-        if reading.basis == "gross":
-            kind = "gross"
-        elif reading.basis == "flip":
-            kind = "net" if kind == "gross" else "gross"
-        return g if kind == "gross" else g - x
-
-    def earned(s: dict[str, Any]) -> int:
-        if not qualifies(s):
-            return 0
-        return commission(basis(s, s["gross"], s["tax"]), s["rate"], reading.rounding)
-
-    def book(s: dict[str, Any], ev: Event, kind: str, period: str, amount: int) -> None:
-        if amount:
-            lines.append(
-                Line(
-                    order_id,
-                    ev.event_id,
-                    kind,
-                    s["partner"],
-                    s["program"].program_id,
-                    period,
-                    amount,
-                    s["program"].currency,
-                )
-            )
-
-    def apply(s: dict[str, Any], ev: Event) -> None:
-        p = ev.payload
-        if ev.type == "order.updated":
-            if reading.apply_by_seq and ev.seq() < s["top_seq"]:
-                return  # R3: a later seq already stands
-            s["top_seq"] = max(s["top_seq"], ev.seq())
-            if gf in p or not reading.absent_keeps:
-                s["gross"] = money(p.get(gf), ev.version, reading)
-            if tf in p or not reading.absent_keeps:
-                s["tax"] = money(p.get(tf), ev.version, reading)
-            now = earned(s)
-            book(s, ev, "adjustment", s["period"], now - s["booked"])
-            s["booked"] = now
-        elif ev.type == "order.refunded":
-            rest = reading.refund_rest and reading.absent_keeps
-            r_gross = money(p[gf], ev.version, reading) if gf in p else None
-            r_tax = money(p[tf], ev.version, reading) if tf in p else None
-            r_gross = r_gross if r_gross is not None else (s["left_gross"] if rest else 0)
-            r_tax = r_tax if r_tax is not None else (s["left_tax"] if rest else 0)
-            s["refunded_gross"] += r_gross
-            s["refunded_tax"] += r_tax
-            when = p.get(timef)
-            if qualifies(s) and isinstance(when, str):
-                amount = commission(basis(s, r_gross, r_tax), s["rate"], reading.rounding)
-                period = world.period(when, s["program"].zone, reading)
-                book(s, ev, "reversal", period, -amount)
-
+    replay = _Replay(world, order_id, reading)
+    held: list[Event] = []  # deliveries before any order.created opened the order
+    state: _OrderState | None = None
     for ev in counted(world.events.get(order_id, []), replace(reading, hold_orphans=True)):
-        p = ev.payload
         if ev.type == "order.created":
-            at = p.get(timef)
-            row = (
-                world.code_row(p.get(t.field("code")), at, reading) if isinstance(at, str) else None
-            )
-            program = t.programs.get(row["program_id"]) if row else None
-            if row is None or program is None or not isinstance(at, str):
+            opened = replay.open(ev)
+            if opened is None:
                 continue
-            if reading.currency_check and p.get("currency") != program.currency:
-                continue
-            partner = (
-                world.survivor(row["partner_id"]) if reading.follow_merges else row["partner_id"]
-            )
-            if reading.tier_source == "partner":
-                tier = (world.partners.get(partner) or {}).get("tier", row["tier"])
-            else:
-                tier = row["tier"]
-            rate = world.rate(program.program_id, tier, at, reading)
-            if rate is None:
-                continue
-            state = {
-                "partner": partner,
-                "program": program,
-                "rate": rate,
-                "top_seq": ev.seq(),
-                "gross": money(p.get(gf), ev.version, reading),
-                "tax": money(p.get(tf), ev.version, reading),
-                "period": world.period(at, program.zone, reading),
-                "refunded_gross": 0,
-                "refunded_tax": 0,
-                "booked": 0,
-            }
-            state["booked"] = earned(state)
-            book(state, ev, "accrual", state["period"], state["booked"])
+            state = opened
             if reading.hold_orphans:
                 for e in sorted(held, key=lambda e: (e.seq(), e.delivery)):
-                    _apply_with_rest(state, e, apply)
+                    replay.apply(state, e)
             held = []
         elif state is None:
             held.append(ev)
         else:
-            _apply_with_rest(state, ev, apply)
-    return lines
-
-
-def _apply_with_rest(state: dict[str, Any], ev: Event, apply: Any) -> None:
-    state["left_gross"] = state["gross"] - state["refunded_gross"]
-    state["left_tax"] = state["tax"] - state["refunded_tax"]
-    apply(state, ev)
+            replay.apply(state, ev)
+    return replay.lines

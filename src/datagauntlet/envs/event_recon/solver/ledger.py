@@ -5,8 +5,10 @@ written from INTEGRATION.md's text. It reads only what `View` holds (the four fi
 tools returned them) and `Terms` (the contract's parameters). Zone rules come from the pinned
 zone table, the one public input every implementation shares.
 
-`order_lines` is the contract's engine; `compute` runs it (or, for a misreading, the
+`order_lines` is the contract's engine; `books.compute` runs it (or, for a misreading, the
 delivery-by-delivery engine in `delivery.py`) over every order on the wire.
+Both engines open an order (`open_order`), take its basis (`basis_of`) and size a refund
+(`refund_parts`) with the same steps; they differ in how they sequence the deliveries.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from decimal import ROUND_DOWN, ROUND_HALF_EVEN, Decimal
 from typing import Any
 
 from datagauntlet.envs.event_recon.solver.reading import CONTRACT, Reading
-from datagauntlet.envs.event_recon.solver.terms import Terms
+from datagauntlet.envs.event_recon.solver.terms import ProgramTerms, Terms
 from datagauntlet.envs.event_recon.solver.view import Row, View
 from datagauntlet.envs.event_recon.world.zones import zone
 
@@ -211,25 +213,42 @@ def counted(events: list[Event], reading: Reading) -> list[Event]:
     return out
 
 
-def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> list[Line]:
-    """What one order books under `reading`: its commission and its refunds' reversals."""
+@dataclass(frozen=True)
+class Opening:
+    """What an order's `order.created` fixes under a reading: who is owed, and at what rate."""
+
+    at: str
+    partner: str
+    program: ProgramTerms
+    rate: int
+
+    def line(self, order_id: str, event_id: str, kind: str, period: str, amount: int) -> Line:
+        return Line(
+            order_id,
+            event_id,
+            kind,
+            self.partner,
+            self.program.program_id,
+            period,
+            amount,
+            self.program.currency,
+        )
+
+
+def open_order(world: World, payload: dict[str, Any], reading: Reading) -> Opening | None:
+    """The order's partner, program and rate, or None when it earns nothing from the start."""
     t = world.terms
-    effective = counted(world.events.get(order_id, []), reading)
-    created = next((e for e in effective if e.type == "order.created"), None)
-    if created is None:
-        return []
-    p = created.payload
-    at = p.get(t.field("time"))
+    at = payload.get(t.field("time"))
     if not isinstance(at, str):
-        return []
-    row = world.code_row(p.get(t.field("code")), at, reading)
+        return None
+    row = world.code_row(payload.get(t.field("code")), at, reading)
     if row is None:  # R5
-        return []
+        return None
     program = t.programs.get(row["program_id"])
     if program is None:
-        return []
-    if reading.currency_check and p.get("currency") != program.currency:  # R12
-        return []
+        return None
+    if reading.currency_check and payload.get("currency") != program.currency:  # R12
+        return None
     partner = world.survivor(row["partner_id"]) if reading.follow_merges else row["partner_id"]
     if reading.tier_source == "partner":
         tier = (world.partners.get(partner) or {}).get("tier", row["tier"])
@@ -237,14 +256,39 @@ def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> lis
         tier = row["tier"]
     rate = world.rate(program.program_id, tier, at, reading)
     if rate is None:
-        return []
+        return None
+    return Opening(at, partner, program, rate)
 
-    effects = [e for e in effective if e is not created]
-    if reading.apply_by_seq:
-        effects.sort(key=lambda e: (e.seq(), e.delivery))
-    gf, tf = t.field("gross"), t.field("tax")
-    gross = money(p.get(gf), created.version, reading)
-    tax = money(p.get(tf), created.version, reading)
+
+def basis_of(program: ProgramTerms, reading: Reading, gross: int, tax: int) -> int:
+    """R8: the amount the rate applies to, gross or net as the reading takes the program."""
+    kind = program.basis
+    if reading.basis == "gross":
+        kind = "gross"
+    elif reading.basis == "flip":
+        kind = "net" if kind == "gross" else "gross"
+    return gross if kind == "gross" else gross - tax
+
+
+def refund_parts(
+    world: World, ev: Event, left_gross: int, left_tax: int, reading: Reading
+) -> tuple[int, int]:
+    """R13: a refund's (gross, tax); an absent amount is the rest of the order, or nothing."""
+    gf, tf = world.terms.field("gross"), world.terms.field("tax")
+    rest = reading.refund_rest and reading.absent_keeps
+    p = ev.payload
+    r_gross = money(p[gf], ev.version, reading) if gf in p else (left_gross if rest else 0)
+    r_tax = money(p[tf], ev.version, reading) if tf in p else (left_tax if rest else 0)
+    return r_gross, r_tax
+
+
+def _amended(
+    world: World, created: Event, effects: list[Event], reading: Reading
+) -> tuple[int, int]:
+    """The order's (gross, tax) after every amendment in `effects` order (W1)."""
+    gf, tf = world.terms.field("gross"), world.terms.field("tax")
+    gross = money(created.payload.get(gf), created.version, reading)
+    tax = money(created.payload.get(tf), created.version, reading)
     for e in effects:
         if e.type != "order.updated":
             continue
@@ -252,56 +296,43 @@ def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> lis
             gross = money(e.payload.get(gf), e.version, reading)
         if tf in e.payload or not reading.absent_keeps:
             tax = money(e.payload.get(tf), e.version, reading)
+    return gross, tax
 
+
+def order_lines(world: World, order_id: str, reading: Reading = CONTRACT) -> list[Line]:
+    """What one order books under `reading`: its commission and its refunds' reversals."""
+    effective = counted(world.events.get(order_id, []), reading)
+    created = next((e for e in effective if e.type == "order.created"), None)
+    if created is None:
+        return []
+    opening = open_order(world, created.payload, reading)
+    if opening is None:
+        return []
+    program = opening.program
+    effects = [e for e in effective if e is not created]
+    if reading.apply_by_seq:
+        effects.sort(key=lambda e: (e.seq(), e.delivery))
+    gross, tax = _amended(world, created, effects, reading)
     if reading.bar == "never" or (reading.bar == "latest" and gross < program.bar_minor):
         return []  # R10
-
-    def basis(g: int, x: int) -> int:
-        kind = program.basis
-        if reading.basis == "gross":
-            kind = "gross"
-        elif reading.basis == "flip":
-            kind = "net" if kind == "gross" else "gross"
-        return g if kind == "gross" else g - x
-
-    lines = [
-        Line(
-            order_id,
-            created.event_id,
-            "accrual",
-            partner,
-            program.program_id,
-            world.period(at, program.zone, reading),
-            commission(basis(gross, tax), rate, reading.rounding),
-            program.currency,
-        )
-    ]
+    period = world.period(opening.at, program.zone, reading)
+    amount = commission(basis_of(program, reading, gross, tax), opening.rate, reading.rounding)
+    lines = [opening.line(order_id, created.event_id, "accrual", period, amount)]
     left_gross, left_tax = gross, tax
     for e in effects:
         if e.type != "order.refunded":
             continue
-        rest = reading.refund_rest and reading.absent_keeps
-        r_gross = money(e.payload[gf], e.version, reading) if gf in e.payload else None
-        r_tax = money(e.payload[tf], e.version, reading) if tf in e.payload else None
-        r_gross = r_gross if r_gross is not None else (left_gross if rest else 0)
-        r_tax = r_tax if r_tax is not None else (left_tax if rest else 0)
+        r_gross, r_tax = refund_parts(world, e, left_gross, left_tax, reading)
         left_gross -= r_gross
         left_tax -= r_tax
-        when = e.payload.get(t.field("time"))
+        when = e.payload.get(world.terms.field("time"))
         if not isinstance(when, str):
             continue
-        lines.append(
-            Line(
-                order_id,
-                e.event_id,
-                "reversal",
-                partner,
-                program.program_id,
-                world.period(when, program.zone, reading),
-                -commission(basis(r_gross, r_tax), rate, reading.rounding),
-                program.currency,
-            )
+        period = world.period(when, program.zone, reading)
+        amount = commission(
+            basis_of(program, reading, r_gross, r_tax), opening.rate, reading.rounding
         )
+        lines.append(opening.line(order_id, e.event_id, "reversal", period, -amount))
     return [line for line in lines if line.amount]
 
 

@@ -16,6 +16,7 @@ Derivation faults (the four derivation families) are per-order overrides in `dra
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from decimal import ROUND_DOWN, Decimal
@@ -26,9 +27,16 @@ from datagauntlet.envs.event_recon.grading import accounting as acc
 from datagauntlet.envs.event_recon.world.draft import Draft
 from datagauntlet.envs.event_recon.world.records import Envelope, IngestRow, LedgerEntry, Program
 
+_STAMP = re.compile(r"(\d{4})-(\d\d)-(\d\d)T(\d\d):(\d\d):(\d\d)Z", re.ASCII)
+
 
 @lru_cache(maxsize=65536)
 def parse_time(text: str) -> datetime:
+    # Each world's stamps are new to the cache: the one shape `iso` writes is read by a
+    # pattern (strptime cost most of a rendered world's parse); anything else goes to strptime.
+    m = _STAMP.fullmatch(text)
+    if m is not None:
+        return datetime(*map(int, m.groups()), tzinfo=UTC)  # type: ignore[misc]
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=UTC)
 
 

@@ -7,10 +7,10 @@ Defect families edit a copy of this model; the files are rendered from it at the
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TypeVar
 
 from datagauntlet.envs.event_recon.world.records import (
     LedgerEntry,
@@ -20,6 +20,16 @@ from datagauntlet.envs.event_recon.world.records import (
     ReferralCode,
     Schema,
 )
+
+_T = TypeVar("_T")
+
+
+def _shallow(obj: _T) -> _T:
+    """`copy.copy` of a plain dataclass instance (what it does for one, without its dispatch:
+    a world's copy makes thousands of these per attempt)."""
+    twin = object.__new__(type(obj))
+    twin.__dict__.update(obj.__dict__)
+    return twin
 
 
 @dataclass
@@ -98,8 +108,8 @@ class Draft:
         """A copy families may edit: every mutable part is new, frozen records are shared."""
         orders = []
         for o in self.orders:
-            twin = copy.copy(o)
-            twin.effects = [copy.copy(e) for e in o.effects]
+            twin = _shallow(o)
+            twin.effects = [_shallow(e) for e in o.effects]
             orders.append(twin)
         return dataclasses.replace(
             self,
@@ -108,7 +118,7 @@ class Draft:
             schedule=list(self.schedule),
             codes=list(self.codes),
             orders=orders,
-            wire={k: copy.copy(d) for k, d in self.wire.items()},
+            wire={k: _shallow(d) for k, d in self.wire.items()},
             extras=list(self.extras),
             manual=list(self.manual),
             faults={k: dict(v) for k, v in self.faults.items()},

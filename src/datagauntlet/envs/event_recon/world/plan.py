@@ -148,8 +148,13 @@ def evaluate(
     """
     tier = clean.tier
     failed: list[str] = []
+    families_used = [inj.family for inj in injections]
+    if tier >= 2 and len(set(families_used)) != len(families_used):
+        failed.append(CONDITIONS[8])  # the plan alone says so
     final = run(apply(clean, injections, families))
     broken_final = {p for p in final.draft.partners if final.shipped[p] != final.correct[p]}
+    if tier == 1 and (len(injections) != 1 or len(broken_final) != 1):
+        failed.append(CONDITIONS[7])
     statement = statement_projection(final.draft)
     first = final.draft.months[0]
     paid = {p: {first: v[first]} for p, v in final.shipped.items() if v.get(first, 0) > 0}
@@ -158,16 +163,13 @@ def evaluate(
         for p in broken_final
     ):  # neither the brand's numbers nor the payouts already made may be the answer
         failed.append(CONDITIONS[5])
+    if failed and not exhaustive:  # the cheap checks first: most rejected plans stop here
+        return Evaluation(tier, final, (), failed)
     repaired = bookkeeping_projection(final.draft, final.envelopes, final.entries)
     repairable = tuple(sorted(p for p in broken_final if repaired.get(p, {}) == final.correct[p]))
     if len(repairable) > MAX_REPAIRABLE_SHARE * len(broken_final):
         failed.append(CONDITIONS[6])
-    if tier == 1 and (len(injections) != 1 or len(broken_final) != 1):
-        failed.append(CONDITIONS[7])
-    families_used = [inj.family for inj in injections]
-    if tier >= 2 and len(set(families_used)) != len(families_used):
-        failed.append(CONDITIONS[8])
-    if failed and not exhaustive:  # the cheap checks first: most rejected plans stop here
+    if failed and not exhaustive:
         return Evaluation(tier, final, (), failed, repairable)
     base = run(clean)
     if base.shipped != base.correct:

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from decimal import ROUND_HALF_UP, Decimal
 from operator import ne
 
-from datagauntlet.envs.dataclean.program import Operation
+from datagauntlet.envs.dataclean.tool.program import Operation
 
 Cell = str | None
 CellFn = Callable[[str], Cell]

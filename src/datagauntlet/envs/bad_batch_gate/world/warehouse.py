@@ -15,8 +15,8 @@ from collections import Counter
 from dataclasses import dataclass
 from typing import Any
 
-from datagauntlet.envs.bad_batch_gate.cases import Batch, Case
-from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, CUSTOMER_COLUMNS, ORDER_COLUMNS
+from datagauntlet.envs.bad_batch_gate.world.cases import Batch, Case
+from datagauntlet.envs.bad_batch_gate.world.contract import COLUMNS, CUSTOMER_COLUMNS, ORDER_COLUMNS
 
 TOP_VALUES = 8
 MART_SQL = (

@@ -20,8 +20,8 @@ from dataclasses import dataclass, field
 
 from datagauntlet.core.action_log import Entry
 from datagauntlet.core.score import Score
-from datagauntlet.envs.bad_batch_gate.cases import Batch, Case
-from datagauntlet.envs.bad_batch_gate.world import Warehouse
+from datagauntlet.envs.bad_batch_gate.world.cases import Batch, Case
+from datagauntlet.envs.bad_batch_gate.world.warehouse import Warehouse
 
 WEIGHTS = {"disposition": 0.50, "report": 0.20, "evidence": 0.15, "inspected": 0.15}
 METRICS = ("bad_batches_loaded", "revenue_error_usd")

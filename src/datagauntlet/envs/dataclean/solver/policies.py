@@ -18,7 +18,7 @@ from typing import Any
 
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.gates import ceiling, null
-from datagauntlet.envs.dataclean import families as fam
+from datagauntlet.envs.dataclean.world import families as fam
 
 _COLUMN_LINE = re.compile(r"^- (\w+): (.*)$")
 _ALIAS = re.compile(r'"([^"]+)" means ([\w-]+)')

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 from collections import Counter
 
-from datagauntlet.envs.bad_batch_gate.cases import Citation, Truth
-from datagauntlet.envs.bad_batch_gate.contract import (
+from datagauntlet.envs.bad_batch_gate.world.cases import Citation, Truth
+from datagauntlet.envs.bad_batch_gate.world.contract import (
     COUNTRIES,
     CURRENCY,
     MAX_AMOUNT,

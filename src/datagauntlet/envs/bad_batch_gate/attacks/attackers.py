@@ -12,8 +12,7 @@ from datagauntlet.core.config import EnvConfig
 from datagauntlet.core.env import sees_truth
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.gates import ceiling, null
-from datagauntlet.envs.bad_batch_gate.contract import DEFECT_TYPES
-from datagauntlet.envs.bad_batch_gate.policies import (
+from datagauntlet.envs.bad_batch_gate.solver.policies import (
     Rules,
     _listing,
     _rowids,
@@ -22,6 +21,7 @@ from datagauntlet.envs.bad_batch_gate.policies import (
     play_careful,
     report,
 )
+from datagauntlet.envs.bad_batch_gate.world.contract import DEFECT_TYPES
 
 WRITES = (
     "DELETE FROM {stg}",

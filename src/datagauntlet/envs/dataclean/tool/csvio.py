@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import TextIO
 
 from datagauntlet.core.user_files import FileRefused, read_text
-from datagauntlet.envs.dataclean.engine import Table
+from datagauntlet.envs.dataclean.tool.engine import Table
 
 MAX_LINE_CHARS = 1_000_000
 MAX_CSV_BYTES = 256 << 20  # read whole (a regular file only): past this, refused

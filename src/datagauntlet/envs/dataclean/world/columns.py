@@ -15,8 +15,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from datagauntlet.core.seeding import HashPrefix, feed_bytes, hash64_ints_fed
-from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.cells import (
+from datagauntlet.envs.dataclean.tool.engine import Cell
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.cells import (
     CORRUPTION_RATE,
     MAX_DAY,
     MISSING_WRITTEN_RATE,
@@ -27,8 +28,7 @@ from datagauntlet.envs.dataclean.cells import (
     _fold,
     refills_possible,
 )
-from datagauntlet.envs.dataclean.engine import Cell
-from datagauntlet.envs.dataclean.families import Column
+from datagauntlet.envs.dataclean.world.families import Column
 
 
 def _threshold(p: float) -> int:

@@ -18,14 +18,14 @@ from typing import Any
 
 from datagauntlet.core.episode import Episode
 from datagauntlet.core.gates import ceiling
-from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.policies import (
+from datagauntlet.envs.dataclean.solver.policies import (
     ReadPolicy,
     _cols,
     _layout,
     careful_program,
     read_policy,
 )
+from datagauntlet.envs.dataclean.world import families as fam
 
 _DATE = re.compile(r"(\d{1,2})([/.-])(\d{1,2})\2(\d{4})")
 

@@ -17,7 +17,7 @@ from operator import eq, itemgetter
 from typing import Any
 
 from datagauntlet.core.score import Score
-from datagauntlet.envs.dataclean.engine import Cell, Table
+from datagauntlet.envs.dataclean.tool.engine import Cell, Table
 
 WEIGHTS = {"repair_recall": 0.6, "preservation": 0.2, "row_integrity": 0.2}
 METRICS = (

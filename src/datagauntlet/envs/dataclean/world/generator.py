@@ -10,12 +10,12 @@ from dataclasses import dataclass, field
 from operator import eq, itemgetter
 
 from datagauntlet.core.seeding import index_feeds
-from datagauntlet.envs.dataclean.cells import CellMaker
-from datagauntlet.envs.dataclean.columns import clean_column, corrupt_column
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.engine import Cell, Table
-from datagauntlet.envs.dataclean.families import Column, Family
-from datagauntlet.envs.dataclean.policy_text import render_policy
+from datagauntlet.envs.dataclean.tool.engine import Cell, Table
+from datagauntlet.envs.dataclean.world.cells import CellMaker
+from datagauntlet.envs.dataclean.world.columns import clean_column, corrupt_column
+from datagauntlet.envs.dataclean.world.families import Column, Family
+from datagauntlet.envs.dataclean.world.policy_text import render_policy
 
 TASK_ALIASES = 3  # every category a table shows has an alias of this task
 _ALIAS_LETTERS = "BCDFGHJKLMNPQRSTVWXZ"

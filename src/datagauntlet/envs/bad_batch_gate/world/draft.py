@@ -6,7 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.bad_batch_gate.contract import (
+from datagauntlet.envs.bad_batch_gate.world.contract import (
     COUNTRIES,
     CURRENCY,
     MAX_AMOUNT,

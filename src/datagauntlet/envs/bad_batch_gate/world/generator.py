@@ -12,11 +12,11 @@ from __future__ import annotations
 from functools import lru_cache
 
 from datagauntlet.core.seeding import Keyed, split_key
-from datagauntlet.envs.bad_batch_gate import families as fam
-from datagauntlet.envs.bad_batch_gate.cases import Batch, Case, Truth
-from datagauntlet.envs.bad_batch_gate.contract import contract
-from datagauntlet.envs.bad_batch_gate.contract_check import truth_of, validate
-from datagauntlet.envs.bad_batch_gate.draft import Draft
+from datagauntlet.envs.bad_batch_gate.world import families as fam
+from datagauntlet.envs.bad_batch_gate.world.cases import Batch, Case, Truth
+from datagauntlet.envs.bad_batch_gate.world.contract import contract
+from datagauntlet.envs.bad_batch_gate.world.contract_check import truth_of, validate
+from datagauntlet.envs.bad_batch_gate.world.draft import Draft
 
 FAMILIES = tuple(f.name for f in fam.FAMILIES)
 EXTENDED_FAMILIES = tuple(f.name for f in fam.EXTENDED_FAMILIES)

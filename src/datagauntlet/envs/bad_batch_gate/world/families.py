@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from datagauntlet.envs.bad_batch_gate.contract import MAX_AMOUNT, MAX_BAD_ROWS, WINDOW_END
-from datagauntlet.envs.bad_batch_gate.draft import ROW_KINDS, WAREHOUSE_KINDS, Draft, Row
+from datagauntlet.envs.bad_batch_gate.world.contract import MAX_AMOUNT, MAX_BAD_ROWS, WINDOW_END
+from datagauntlet.envs.bad_batch_gate.world.draft import ROW_KINDS, WAREHOUSE_KINDS, Draft, Row
 
 Batches = list[tuple[str, list[Row]]]
 Built = tuple[Batches, bool]

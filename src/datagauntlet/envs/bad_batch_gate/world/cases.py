@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from datagauntlet.core.user_files import FileRefused, json_lines, read_text
-from datagauntlet.envs.bad_batch_gate.contract import COLUMNS, DEFECT_TYPES
+from datagauntlet.envs.bad_batch_gate.world.contract import COLUMNS, DEFECT_TYPES
 
 MAX_CASES_BYTES = 64 << 20  # a case file is read whole: past this it is refused
 

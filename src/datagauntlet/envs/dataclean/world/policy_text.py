@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from datagauntlet.envs.dataclean import families as fam
-from datagauntlet.envs.dataclean.families import Column, Family
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.families import Column, Family
 
 
 def quoted(values: Iterable[str]) -> str:

@@ -12,10 +12,10 @@ import unicodedata
 from decimal import Decimal
 
 from datagauntlet.core.seeding import HashPrefix, Keyed, hash64
-from datagauntlet.envs.dataclean import families as fam
 from datagauntlet.envs.dataclean.config import DatacleanConfig
-from datagauntlet.envs.dataclean.engine import Cell
-from datagauntlet.envs.dataclean.families import Column, Family
+from datagauntlet.envs.dataclean.tool.engine import Cell
+from datagauntlet.envs.dataclean.world import families as fam
+from datagauntlet.envs.dataclean.world.families import Column, Family
 
 # Chance that a clean cell of each kind arrives corrupted.
 CORRUPTION_RATE = {

@@ -1,0 +1,1 @@
+"""The attack probes: each tries to score without doing the job."""

@@ -1,0 +1,1 @@
+"""The reference agent (`careful`) and the baselines, each seeing only what an agent sees."""
