@@ -30,6 +30,8 @@ class SandboxResult:
     truncated: bool = False  # stdout or stderr went past the output cap
     timed_out: bool = False
     exception: str | None = None  # "Type: message" of an uncaught exception, if any
+    # The kernel's peak RSS of the run (ru_maxrss). Linux counts the address space the child
+    # had before exec, so a run spawned by a larger process reports at least that one's peak.
     max_rss_kb: int = 0
 
     @classmethod
