@@ -21,7 +21,6 @@ _EVENT_RECON = {  # event-recon's world/, issue 25 point 2: in its room now, not
     ("envs/event_recon/world/families.py", ""),
     ("envs/event_recon/world/base_world.py", "base_draft"),
     ("envs/event_recon/world/builder.py", "build"),
-    ("envs/event_recon/world/workspace.py", "sqlite_bytes"),
 }
 ALLOWED: frozenset[tuple[str, str]] = frozenset(_EVENT_RECON)
 
