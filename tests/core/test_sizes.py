@@ -19,7 +19,6 @@ MAX_FUNCTION_LINES = 80
 # (file under src/datagauntlet, qualified function name or "" for the whole file)
 _EVENT_RECON = {  # event-recon's world/, issue 25 point 2: in its room now, not yet split by job
     ("envs/event_recon/world/families.py", ""),
-    ("envs/event_recon/world/base_world.py", "base_draft"),
 }
 ALLOWED: frozenset[tuple[str, str]] = frozenset(_EVENT_RECON)
 
