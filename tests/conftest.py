@@ -30,7 +30,7 @@ from pathlib import Path
 
 import pytest
 
-pytest_plugins = ("secret_isolation",)
+pytest_plugins = ("secret_isolation", "shared_results", "file_order")
 
 _MUTANT_MARK = "__mutmut_"
 # CPU seconds one mutant's tests may use: mutmut's own limits scale with the wall clock, which a

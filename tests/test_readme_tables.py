@@ -8,8 +8,10 @@ table the env builds with `core/report.py`, named in its `report_tables`).
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Iterator
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -20,7 +22,24 @@ from datagauntlet.core.runner import CalibrationRow, calibrate
 ROOT = Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").rglob("*.md"))]
 CALIBRATION = (ROOT / "docs" / "calibration.md").read_text()
+# the names tests/dataclean/test_dataclean_calibration.py and tests/bad_batch_gate/
+# test_bbg_generated.py share these results under
+DC_ROWS, BBG_PLAYED = "dataclean-calibration-rows", "bbg-generated-played"
 BLOCK = re.compile(r"<!-- (calibration|components|table):(\S+?) -->\n(.*?)\n?<!-- /\1:\2 -->", re.S)
+
+
+@pytest.fixture(scope="module", autouse=True)
+def _plays_shared(shared_result: Callable[..., Any]) -> Iterator[None]:
+    """The env tables played from the same results their own test files check (dataclean's
+    calibration rows, bad-batch-gate's generated splits): computed once a run, not twice."""
+    from datagauntlet.envs.bad_batch_gate import tables as bbg_tables
+    from datagauntlet.envs.dataclean import report as dc_report
+
+    dc_rows, bbg_played = dc_report.calibration_rows, bbg_tables.generated_played
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(dc_report, "calibration_rows", lambda: shared_result(DC_ROWS, dc_rows))
+        mp.setattr(bbg_tables, "generated_played", lambda: shared_result(BBG_PLAYED, bbg_played))
+        yield
 
 
 @cache

@@ -5,6 +5,8 @@ with the contract, and the docs page's tables are this code's output."""
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
+from typing import Any
 
 import pytest
 from bbg_helpers import generated_env
@@ -15,8 +17,12 @@ from datagauntlet.envs.bad_batch_gate.world.generator import FAMILIES
 
 
 @pytest.fixture(scope="module")
-def played() -> dict[str, list[tables.Played]]:
-    return tables.generated_played()
+def played(shared_result: Callable[..., Any]) -> dict[str, list[tables.Played]]:
+    # the same plays the docs tables are built from (tests/test_readme_tables.py): played once
+    out: dict[str, list[tables.Played]] = shared_result(
+        "bbg-generated-played", tables.generated_played
+    )
+    return out
 
 
 def _means(rs: list[tables.Played]) -> dict[str, float]:

@@ -19,7 +19,9 @@ from datagauntlet.core.score import Score
 STAMPED = "stamp" in getattr(Score, "__dataclass_fields__", {})
 # Deterministic samples: the first tasks of each eval split. bad-batch-gate's eval split is
 # 32 cases balanced over families, and its probes' ceilings hold for the balanced whole.
-SAMPLE = {"bad-batch-gate": 32}
+# event-recon's eval split interleaves its four tiers: its first four are one of each (its own
+# rows' test, tests/event_recon/test_er_gates.py, samples the same); `make gates` runs all 120.
+SAMPLE = {"bad-batch-gate": 32, "event-recon": 4}
 DEFAULT_SAMPLE = 8
 
 
@@ -48,6 +50,12 @@ def test_every_env_passes_its_gates_on_a_sample(env_id: str) -> None:
         if g["name"] != "version-stamp" or STAMPED:
             assert g["ok"], g
     assert report["ok"] == STAMPED and proc.returncode == (0 if STAMPED else 1)
+
+
+def test_the_event_recon_sample_holds_one_task_of_each_tier() -> None:
+    env = dg.make("event-recon")
+    tiers = [env.tier_of(t) for t in env.tasks("eval", SAMPLE["event-recon"])]
+    assert sorted(tiers) == [1, 2, 3, 4]
 
 
 def test_a_probe_over_its_ceiling_fails_the_gate(monkeypatch: pytest.MonkeyPatch) -> None:

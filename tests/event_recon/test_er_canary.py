@@ -13,6 +13,7 @@ from datagauntlet.envs.event_recon import canary
 from datagauntlet.envs.event_recon.env import EventReconEnv
 from datagauntlet.envs.event_recon.gates.world_checks import world_of
 from datagauntlet.envs.event_recon.splits import CANARY, public_tasks
+from datagauntlet.envs.event_recon.world.records import World
 
 
 @pytest.fixture(scope="module")
@@ -29,10 +30,14 @@ def test_every_public_task_record_carries_the_canary(env: EventReconEnv) -> None
     assert sum(canary.on_records(env, t) for t in tasks) == 120
 
 
-def test_no_public_workspace_holds_a_canary() -> None:
-    held = [r.index for r in public_tasks() if canary.in_workspace(world_of(r).files)]
+def test_no_public_workspace_holds_a_canary(public_worlds: tuple[World, ...]) -> None:
+    records = public_tasks()
+    assert [w.seed for w in public_worlds] == [r.seed for r in records]
+    held = [
+        r.index for r, w in zip(records, public_worlds, strict=True) if canary.in_workspace(w.files)
+    ]
     assert held == []  # 0/120
-    planted = dict(world_of(public_tasks()[0]).files)
+    planted = dict(world_of(records[0]).files)
     planted["webhooks.jsonl"] += CANARY.encode()
     assert canary.in_workspace(planted)  # the scan sees one when it is there
 

@@ -124,3 +124,12 @@ def test_a_secret_file_is_accepted(tmp_path: Path, no_secret: None) -> None:
     )
     assert gate_report._refusal(args) is None
     assert seeding.secret_id()  # the file's secret is in use, here and in worker processes
+
+
+def test_the_report_plays_private_tasks_across_workers(secret: str) -> None:
+    """Workers get the whole task, seed included (a private task's public dict masks it, and
+    the private gate run once died at its first job)."""
+    env = dg.make("event-recon")
+    run = gate_report.RecordingRun(env, "private", 2, 2)
+    gate_report.prefetch(run, ["null"])
+    assert [r.reward for r in run.results("null")] == [0.0, 0.0]

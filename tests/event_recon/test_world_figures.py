@@ -46,3 +46,36 @@ def test_docs_world_figures_match_the_public_split() -> None:
     assert re.search(rf"120/120 (public )?tasks\s*(agree)?[^.]*{f['projections']}", docs)
     assert f"finishes {f['mean']} of broken partners" in docs
     assert f"T3 {f['T3']}, T4 {f['T4']}" in docs
+
+
+def docs_text() -> str:
+    return " ".join((ROOT / "docs" / "envs" / "event-recon.md").read_text().split())
+
+
+def test_docs_roster_sizes_are_the_configs() -> None:
+    from datagauntlet.envs.event_recon.world.base_world import PARTNERS_BY_TIER
+
+    b = PARTNERS_BY_TIER
+    stated = ", ".join(f"{b[t][0]}-{b[t][1]} (T{t})" for t in (1, 2, 3))
+    assert f"rosters of {stated} and {b[4][0]}-{b[4][1]} (T4) partners" in docs_text()
+    low, high = min(lo for lo, _ in b.values()), max(hi for _, hi in b.values())
+    assert f"rosters are {low}-{high} partners" in docs_text()
+
+
+def stream_kb(worlds: list, tier: int) -> str:
+    sizes = [len(w.files["webhooks.jsonl"]) for w in worlds if w.tier == tier]
+    return f"{round(min(sizes) / 1000)}-{round(max(sizes) / 1000)} KB"
+
+
+@pytest.mark.skipif(os.environ.get("DATAGAUNTLET_GATES") != "1", reason="full sweep: make gates")
+def test_docs_world_sizes_match_the_public_split() -> None:
+    worlds = [world_of(r) for r in public_tasks()]
+    text = docs_text()
+    projections = f"{sum(len(w.partner_ids) for w in worlds):,}"
+    assert f"partners, {projections} partner projections over the 120 public tasks" in text
+    assert f"120/120 tasks agree, {projections} partner projections" in text
+    assert f"public cross-check covers {projections} partner projections" in text
+    assert f"A tier-4 `webhooks.jsonl` is {stream_kb(worlds, 4)}" in text
+    assert f"and a tier-3 one {stream_kb(worlds, 3)}" in text
+    merged = sum(1 for w in worlds if any(d.family == "identity_fragmentation" for d in w.manifest))
+    assert f"`identity_fragmentation` is drawn ({merged} of the 120 public tasks)" in text

@@ -66,7 +66,7 @@ def prefetch(g: GateRun, policies: Sequence[str]) -> None:
         mapper = ProcessMapper(g.workers)
         try:
             config = g.env.config.as_dict()
-            results = list(mapper.map([(g.env.id, config, p, t.as_dict()) for p, t in jobs]))
+            results = list(mapper.map([(g.env.id, config, p, t.full_dict()) for p, t in jobs]))
         finally:
             mapper.close()
     for policy in policies:
