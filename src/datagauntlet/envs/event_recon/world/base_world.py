@@ -9,7 +9,17 @@ from datetime import UTC, datetime, timedelta
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon.grading.accounting import iso
 from datagauntlet.envs.event_recon.world import names
-from datagauntlet.envs.event_recon.world.draft import Delivery, Draft, Effect, Extra, Order
+from datagauntlet.envs.event_recon.world.draft import Draft
+from datagauntlet.envs.event_recon.world.orders import (
+    Window,
+    amend,
+    backfill,
+    deliver,
+    edge_and_orphan_orders,
+    partner_orders,
+    refund,
+    sameday_orders,
+)
 from datagauntlet.envs.event_recon.world.records import (
     LedgerEntry,
     Partner,
@@ -25,8 +35,6 @@ from datagauntlet.envs.event_recon.world.zones import PAYOUT_ZONES
 PARTNERS_BY_TIER = {1: (18, 23), 2: (20, 25), 3: (23, 30), 4: (27, 35)}
 DEFAULT_SCALE = 1.0
 SCALE_RANGE = (0.25, 4.0)
-ORDERS_PER_PARTNER = {1: (4, 7), 2: (4, 7), 3: (5, 8), 4: (5, 9)}
-RETRY_RATE = {1: 0.06, 2: 0.07, 3: 0.08, 4: 0.12}
 DENSITY = {1: 1, 2: 1, 3: 2, 4: 3}  # distractor multiplier
 
 
@@ -71,35 +79,14 @@ def roster_bounds(tier: int, scale: float) -> tuple[int, int]:
     return lo, max(lo, round(hi * scale))
 
 
-def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SCALE) -> Draft:
-    lo, hi = roster_bounds(tier, scale)
-    # Another scale is another world of the same seed: its draws are keyed apart.
-    suffix = "" if scale == DEFAULT_SCALE else f"/x{scale:g}"
-    k = Keyed(f"event-recon/{seed}/{tier}/{attempt}{suffix}")
-    density = DENSITY[tier]
-    # Distractors grow with the roster, so a bigger world is not a thinner one.
-    spread = max(1, round(density * scale))
-    schema = schema_for(k)
-    currency = k.choice("currency", 0, names.CURRENCIES)
-    brand = f"{k.choice('brand', 0, names.BRAND_HEADS)} {k.choice('brand', 1, names.BRAND_TAILS)}"
-    year, month = k.randint("year", 0, 2025, 2027), k.randint("month", 0, 1, 10)
-    months = tuple(f"{y:04d}-{m:02d}" for y, m in (add_months(year, month, i) for i in range(3)))
-    start = month_start(year, month)
-    end = month_start(*add_months(year, month, 3))
-    span = int((end - start).total_seconds())
-
-    def instant(label: str, i: int, lo: float, hi: float) -> datetime:
-        return start + timedelta(seconds=k.randint(label, i, int(span * lo), int(span * hi)))
-
-    cutover = instant("cutover", 0, 0.3, 0.7)
-
-    # Programs and the authoritative schedule.
+def _programs(w: Window, valid_from: str) -> tuple[dict[str, Program], list[RateVersion]]:
+    """Programs and the authoritative schedule, one program's rates changing mid-window."""
+    k = w.k
     n_programs = k.randint("n-programs", 0, 2, 3)
     zones = k.sample("zones", PAYOUT_ZONES, n_programs)
     program_names = k.sample("program-names", names.PROGRAM_NAMES, n_programs)
     programs: dict[str, Program] = {}
     schedule: list[RateVersion] = []
-    valid_from = iso(start - timedelta(days=k.randint("valid-from", 0, 30, 200)))
     for i in range(n_programs):
         pid = "prg_" + k.token("program", i, 6)
         programs[pid] = Program(
@@ -108,23 +95,28 @@ def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SC
             basis=k.choice("basis", i, ("gross", "net")),
             min_order_minor=100 * k.randint("bar", i, 15, 45),
             payout_zone=zones[i],
-            currency=currency,
+            currency=w.currency,
         )
         rates = _distinct_rates(k, f"rates-{i}", 3, set())
         changes = i == 0 or k.chance("rate-change", i, 0.5)
         later = _distinct_rates(k, f"rates-later-{i}", 3, set(rates)) if changes else []
-        change_at = iso(instant("rate-change-at", i, 0.3, 0.7))
+        change_at = iso(w.instant("rate-change-at", i, 0.3, 0.7))
         for t, tier_name in enumerate(names.PARTNER_TIERS):
             schedule.append(RateVersion(pid, tier_name, rates[t], valid_from))
             if later:
                 schedule.append(RateVersion(pid, tier_name, later[t], change_at))
-    program_ids = list(programs)
+    return programs, schedule
 
-    # Roster and referral codes.
+
+def _roster(
+    w: Window, bounds: tuple[int, int], program_ids: list[str], valid_from: str
+) -> tuple[dict[str, Partner], list[ReferralCode], dict[str, list[str]]]:
+    """Partners, their referral codes, and each partner's codes."""
+    k = w.k
     partners: dict[str, Partner] = {}
     codes: list[ReferralCode] = []
     partner_codes: dict[str, list[str]] = {}
-    for i in range(k.randint("n-partners", 0, lo, hi)):
+    for i in range(k.randint("n-partners", 0, *bounds)):
         pid = "prt_" + k.token("partner", i, 8)
         first = k.choice("first", i, names.FIRST)
         last = k.choice("last", i, names.LAST)
@@ -132,206 +124,39 @@ def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SC
         email = f"{first.lower()}.{last.lower()}{k.randint('email', i, 1, 99)}@example.com"
         partners[pid] = Partner(pid, f"{first} {last}", tier_name, email)
         partner_codes[pid] = []
-        for j in range(k.randint("n-codes", i, 1, 2 if tier <= 2 else 3)):
+        for j in range(k.randint("n-codes", i, 1, 2 if w.tier <= 2 else 3)):
             code = f"{first.upper()}{k.token('code', f'{i}/{j}', 5).upper()}"
             program = k.choice("code-program", f"{i}/{j}", program_ids)
             codes.append(ReferralCode(code, pid, program, tier_name, valid_from))
             partner_codes[pid].append(code)
-    partner_ids = list(partners)
+    return partners, codes, partner_codes
 
-    # A code that lawfully moves to another program mid-window (a distractor).
-    moving = 0
-    for n in range(64 * spread if n_programs > 1 else 0):
-        if moving == spread:
+
+def _move_codes(w: Window, codes: list[ReferralCode], program_ids: list[str]) -> None:
+    """Codes that lawfully move to another program mid-window (a distractor)."""
+    k, moving = w.k, 0
+    for n in range(64 * w.spread if len(program_ids) > 1 else 0):
+        if moving == w.spread:
             break
         row = k.choice("moving-code", n, codes)
         if len(_rows(codes, row.code)) > 1:
             continue
         moving += 1
         other = [p for p in program_ids if p != row.program_id]
-        moved_at = iso(instant("moving-at", n, 0.35, 0.65))
+        moved_at = iso(w.instant("moving-at", n, 0.35, 0.65))
         codes.append(
             ReferralCode(
                 row.code, row.partner_id, k.choice("moving-to", n, other), row.tier, moved_at
             )
         )
 
-    orders: list[Order] = []
-    wire: dict[str, Delivery] = {}
-    extras: list[Extra] = []
-    olo, ohi = ORDERS_PER_PARTNER[tier]
-    ids = k.stream("ids")
 
-    def event_id() -> str:
-        return "evt_" + ids.token(16)
-
-    def new_order(pid_code: str, at: datetime, gross: int, customer: str, idx: str) -> Order:
-        tax = gross * k.randint("tax-rate", idx, 0, 25) // 100
-        return Order(
-            order_id="ord_" + ids.token(10),
-            code=pid_code,
-            customer=customer,
-            currency=currency,
-            at=at,
-            gross=gross,
-            tax=tax,
-            event_id=event_id(),
-        )
-
-    for i, pid in enumerate(partner_ids):
-        for j in range(k.randint("n-orders", i, olo, ohi)):
-            idx = f"{i}/{j}"
-            code = k.choice("order-code", idx, partner_codes[pid])
-            at = instant("order-at", idx, 0.02, 0.96)
-            if k.chance("under-bar", idx, 0.12 * density):  # legitimately under the bar
-                gross = k.randint("gross-low", idx, 400, 1400)
-            else:
-                gross = k.randint("gross", idx, 1500, 32000)
-            order = new_order(code, at, gross, "cus_" + k.token("customer", idx, 8), idx)
-            orders.append(order)
-
-    # Several distinct same-day orders from one buyer.
-    sameday: list[Order] = []
-    for n in range(spread):
-        pid = k.choice("sameday-partner", n, partner_ids)
-        day = instant("sameday-at", n, 0.05, 0.9)
-        base = day.replace(hour=2, minute=0, second=0)  # all of them on one UTC day
-        customer = "cus_" + k.token("sameday-customer", n, 8)
-        gross = k.randint("sameday-gross", n, 2000, 12000)
-        for m in range(k.randint("sameday-count", n, 2, 3)):
-            at = base + timedelta(minutes=k.randint("sameday-gap", f"{n}/{m}", 5, 120) * (m + 1))
-            sameday.append(new_order(partner_codes[pid][0], at, gross, customer, f"sd{n}/{m}"))
-    orders.extend(sameday)
-
-    # Orders at a month boundary (bucketed correctly: zone distractors).
-    for n in range(2 * spread):
-        pid = k.choice("edge-partner", n, partner_ids)
-        edge = month_start(*add_months(year, month, 1 + n % 2))
-        at = edge + timedelta(minutes=k.randint("edge-offset", n, -600, 600))
-        code = k.choice("edge-code", n, partner_codes[pid])
-        gross = k.randint("edge-gross", n, 3000, 20000)
-        orders.append(new_order(code, at, gross, "cus_" + k.token("edge-customer", n, 8), f"e{n}"))
-
-    # An order carrying a code on no referral row: the platform dead-letters it, correctly.
-    for n in range(1 + spread // 2):
-        at = instant("orphan-at", n, 0.05, 0.9)
-        code = "ZZ" + k.token("orphan-code", n, 6).upper()
-        orders.append(
-            new_order(
-                code,
-                at,
-                k.randint("orphan-gross", n, 2000, 9000),
-                "cus_" + k.token("orphan-customer", n, 8),
-                f"o{n}",
-            )
-        )
-
-    orders.sort(key=lambda o: (o.at, o.order_id))
-    known = [n for n, o in enumerate(orders) if not o.code.startswith("ZZ")]
-    forced_instalments = k.choice("forced-instalments", 0, known)
-    forced_retry = k.choice("forced-retry", 0, known)
-
-    # Amendments (always carrying both money fields) and refunds, instalments included.
-    for n, order in enumerate(orders):
-        seq = 1
-        at = order.at
-        if k.chance("amend", n, 0.18):
-            for m in range(k.randint("amend-count", n, 1, 2)):
-                seq += 1
-                factor = k.randint("amend-factor", f"{n}/{m}", 70, 130)
-                gross = max(100, order.gross * factor // 100)
-                at += timedelta(minutes=k.randint("amend-at", f"{n}/{m}", 30, 3000))
-                order.effects.append(
-                    Effect(
-                        event_id(),
-                        "order.updated",
-                        seq,
-                        at,
-                        gross,
-                        gross * k.randint("amend-tax", f"{n}/{m}", 0, 25) // 100,
-                    )
-                )
-        final_gross = order.effects[-1].gross if order.effects else order.gross
-        final_tax = order.effects[-1].tax if order.effects else order.tax
-        assert final_gross is not None and final_tax is not None
-        roll = k.unit("refund", n)
-        parts = 0
-        if roll < 0.06:
-            parts = -1  # full refund, amount stated
-        elif roll < 0.16:
-            parts = 1
-        elif roll < 0.16 + 0.05 * density:
-            parts = k.randint("instalments", n, 2, 3)
-        if n == forced_instalments:  # every task has at least one refund in instalments
-            parts = 2
-        last = order.effects[-1].at if order.effects else order.at
-        if parts == -1:
-            at = min(
-                last + timedelta(days=k.randint("refund-days", n, 1, 25)), end - timedelta(hours=6)
-            )
-            seq += 1
-            order.effects.append(
-                Effect(event_id(), "order.refunded", seq, at, final_gross, final_tax)
-            )
-        at = last
-        for m in range(max(parts, 0)):
-            share = k.randint("refund-share", f"{n}/{m}", 10, 30)
-            at = min(
-                at + timedelta(days=k.randint("refund-days", f"{n}/{m}", 1, 12)),
-                end - timedelta(hours=6 - m),
-            )
-            seq += 1
-            order.effects.append(
-                Effect(
-                    event_id(),
-                    "order.refunded",
-                    seq,
-                    at,
-                    final_gross * share // 100,
-                    final_tax * share // 100,
-                )
-            )
-
-    # Delivery: shortly after each event, plus retries that repeat an event_id.
-    for n, order in enumerate(orders):
-        for m, (eid, at) in enumerate(
-            [(order.event_id, order.at), *((e.event_id, e.at) for e in order.effects)]
-        ):
-            received = at + timedelta(seconds=k.randint("latency", f"{n}/{m}", 2, 900))
-            wire[eid] = Delivery(received)
-            if (n, m) == (forced_retry, 0) or k.chance("retry", f"{n}/{m}", RETRY_RATE[tier]):
-                extras.append(
-                    Extra(
-                        eid,
-                        eid,
-                        2,
-                        received
-                        + timedelta(seconds=k.randint("retry-delay", f"{n}/{m}", 30, 7200)),
-                    )
-                )
-
-    # Complete backfill batches: older orders delivered late, in order, all of each.
-    first_month_end = month_start(*add_months(year, month, 1))
-    early = [o for o in orders if o.at < first_month_end - timedelta(days=2)]
-    batched: set[str] = set()
-    for b in range(1 if tier < 4 else 2):
-        batch = "bf_" + k.token("batch", b, 8)
-        chosen = k.sample(
-            f"batch-orders-{b}", early, min(len(early), k.randint("batch-size", b, 3, 5))
-        )
-        batched |= {o.order_id for o in chosen}
-        t = instant("batch-at", b, 0.7, 0.9)
-        for order in sorted(chosen, key=lambda o: o.at):
-            for eid in order.events():
-                t += timedelta(seconds=k.randint("batch-gap", eid, 1, 20))
-                wire[eid] = Delivery(t, backfill=True, batch=batch)
-        extras[:] = [
-            x for x in extras if x.source_event not in {e for o in chosen for e in o.events()}
-        ]
-
-    # Authorised manual adjustments that reconcile against no event.
-    manual: list[LedgerEntry] = []
-    for n in range(1 + spread):
+def _manual(
+    w: Window, partner_ids: list[str], program_ids: list[str], months: tuple[str, ...]
+) -> list[LedgerEntry]:
+    """Authorised manual adjustments that reconcile against no event."""
+    k, manual = w.k, []
+    for n in range(1 + w.spread):
         pid = k.choice("manual-partner", n, partner_ids)
         program = k.choice("manual-program", n, program_ids)
         amount = k.randint("manual-amount", n, 150, 4000) * (
@@ -347,10 +172,51 @@ def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SC
                 kind="manual",
                 period=k.choice("manual-period", n, months),
                 amount_minor=amount,
-                currency=currency,
+                currency=w.currency,
                 approved_by=k.choice("approver", n, names.APPROVERS),
             )
         )
+    return manual
+
+
+def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SCALE) -> Draft:
+    bounds = roster_bounds(tier, scale)
+    # Another scale is another world of the same seed: its draws are keyed apart.
+    suffix = "" if scale == DEFAULT_SCALE else f"/x{scale:g}"
+    k = Keyed(f"event-recon/{seed}/{tier}/{attempt}{suffix}")
+    schema = schema_for(k)
+    currency = k.choice("currency", 0, names.CURRENCIES)
+    brand = f"{k.choice('brand', 0, names.BRAND_HEADS)} {k.choice('brand', 1, names.BRAND_TAILS)}"
+    year, month = k.randint("year", 0, 2025, 2027), k.randint("month", 0, 1, 10)
+    months = tuple(f"{y:04d}-{m:02d}" for y, m in (add_months(year, month, i) for i in range(3)))
+    start = month_start(year, month)
+    # Distractors grow with the roster, so a bigger world is not a thinner one.
+    density = DENSITY[tier]
+    spread = max(1, round(density * scale))
+    end = month_start(*add_months(year, month, 3))
+    w = Window(k, tier, density, spread, currency, start, end)
+    cutover = w.instant("cutover", 0, 0.3, 0.7)
+
+    valid_from = iso(start - timedelta(days=k.randint("valid-from", 0, 30, 200)))
+    programs, schedule = _programs(w, valid_from)
+    program_ids = list(programs)
+    partners, codes, partner_codes = _roster(w, bounds, program_ids, valid_from)
+    partner_ids = list(partners)
+    _move_codes(w, codes, program_ids)
+
+    first_month_end = month_start(*add_months(year, month, 1))
+    edges = (first_month_end, month_start(*add_months(year, month, 2)))
+    orders = partner_orders(w, partner_ids, partner_codes)  # in this order: one id stream
+    sameday = sameday_orders(w, partner_ids, partner_codes)
+    orders += sameday + edge_and_orphan_orders(w, partner_ids, partner_codes, edges)
+    orders.sort(key=lambda o: (o.at, o.order_id))
+    known = [n for n, o in enumerate(orders) if not o.code.startswith("ZZ")]
+    forced_instalments = k.choice("forced-instalments", 0, known)
+    forced_retry = k.choice("forced-retry", 0, known)
+    for n, order in enumerate(orders):
+        refund(w, n, order, amend(w, n, order), n == forced_instalments)
+    wire, extras = deliver(w, orders, forced_retry)
+    batched = backfill(w, orders, first_month_end, wire, extras)
 
     # Distractors no defect may use, so every task keeps one of each untouched.
     under = [o for o in orders if o.gross < 1500 and not o.code.startswith("ZZ")]
@@ -375,7 +241,7 @@ def base_draft(seed: int, tier: int, attempt: int = 0, scale: float = DEFAULT_SC
         orders=orders,
         wire=wire,
         extras=extras,
-        manual=manual,
+        manual=_manual(w, partner_ids, program_ids, months),
         reserved=reserved,
         payout_stamp=iso(first_month_end + timedelta(days=k.randint("payout-day", 0, 5, 12))),
     )

@@ -102,38 +102,44 @@ def _period(o: _Order, at: datetime) -> str:
     return acc.period_of(at, str(o.fault.get("zone", o.program.payout_zone)))
 
 
-def build(
-    draft: Draft, envelopes: list[Envelope], fixed: frozenset[str] = frozenset()
-) -> tuple[list[LedgerEntry], list[IngestRow]]:
-    """Replay the deliveries as the platform did. `fixed` names latent bugs to leave out
-    (tests use it to show which bug a family activates)."""
-    s = draft.schema
-    keyed = Keyed(f"event-recon/{draft.seed}/entries")
-    entries: list[LedgerEntry] = []
-    ingest: list[IngestRow] = []
-    seen: set[str] = set()
-    seen_keys: set[tuple[str, int]] = set()
-    state: dict[str, _Order] = {}
-    held: dict[str, list[Envelope]] = {}
+class _Replay:
+    """One replay of the deliveries: the platform's state, its ledger and its ingest log."""
 
-    def money(value: object, version: int, previous: int) -> int:
-        if value is None and "B4" in fixed:
+    def __init__(self, draft: Draft, fixed: frozenset[str]) -> None:
+        self.draft = draft
+        self.s = draft.schema
+        self.fixed = fixed
+        self.keyed = Keyed(f"event-recon/{draft.seed}/entries")
+        self.entries: list[LedgerEntry] = []
+        self.ingest: list[IngestRow] = []
+        self.seen: set[str] = set()
+        self.seen_keys: set[tuple[str, int]] = set()
+        self.state: dict[str, _Order] = {}
+        self.held: dict[str, list[Envelope]] = {}
+
+    def money(self, value: object, version: int, previous: int) -> int:
+        if value is None and "B4" in self.fixed:
             return previous
-        if value is not None and "B5" in fixed:
+        if value is not None and "B5" in self.fixed:
             return acc.money_from_wire(value)
         return builder_money(value, version)
 
-    def commission(o: _Order) -> int:
-        if not _qualifies(o) or ("B6" in fixed and o.currency != o.program.currency):
-            return 0
-        return acc.commission(_basis(o, o.gross, o.tax), _rate(draft, o))
+    def accrues(self, o: _Order) -> bool:
+        return _qualifies(o) and not ("B6" in self.fixed and o.currency != o.program.currency)
 
-    def book(o: _Order, order_id: str, event_id: str, kind: str, period: str, amount: int) -> None:
+    def commission(self, o: _Order) -> int:
+        if not self.accrues(o):
+            return 0
+        return acc.commission(_basis(o, o.gross, o.tax), _rate(self.draft, o))
+
+    def book(
+        self, o: _Order, order_id: str, event_id: str, kind: str, period: str, amount: int
+    ) -> None:
         if amount == 0:
             return
-        entries.append(
+        self.entries.append(
             LedgerEntry(
-                entry_id="le_" + keyed.token("entry", f"{event_id}/{len(entries)}", 10),
+                entry_id="le_" + self.keyed.token("entry", f"{event_id}/{len(self.entries)}", 10),
                 partner_id=o.partner,
                 program_id=o.program.program_id,
                 order_ref=order_id,
@@ -145,85 +151,103 @@ def build(
             )
         )
 
-    def effect(env: Envelope, o: _Order, order_id: str) -> None:
-        p = env.payload
+    def effect(self, env: Envelope, o: _Order, order_id: str) -> None:
+        """An amendment or a refund of an order already open."""
+        s, p = self.s, env.payload
         seq = int(p.get("seq", 0))
         if env.event_type == "order.updated":
-            if "B2" in fixed and seq < o.top_seq:
+            if "B2" in self.fixed and seq < o.top_seq:
                 return
             o.top_seq = max(o.top_seq, seq)
-            o.gross = money(p.get(s.gross_field), env.version, o.gross)  # B2, B4
-            o.tax = money(p.get(s.tax_field), env.version, o.tax)
-            now = commission(o)
-            book(o, order_id, env.event_id, "adjustment", o.period, now - o.booked)
+            o.gross = self.money(p.get(s.gross_field), env.version, o.gross)  # B2, B4
+            o.tax = self.money(p.get(s.tax_field), env.version, o.tax)
+            now = self.commission(o)
+            self.book(o, order_id, env.event_id, "adjustment", o.period, now - o.booked)
             o.booked = now
             return
         left_gross, left_tax = o.gross - o.refunded[0], o.tax - o.refunded[1]
-        r_gross = money(p.get(s.gross_field), env.version, left_gross)
-        r_tax = money(p.get(s.tax_field), env.version, left_tax)
+        r_gross = self.money(p.get(s.gross_field), env.version, left_gross)
+        r_tax = self.money(p.get(s.tax_field), env.version, left_tax)
         o.refunded = (o.refunded[0] + r_gross, o.refunded[1] + r_tax)
-        if not _qualifies(o) or ("B6" in fixed and o.currency != o.program.currency):
+        if not self.accrues(o):
             return
-        amount = -acc.commission(_basis(o, r_gross, r_tax), _rate(draft, o))
+        amount = -acc.commission(_basis(o, r_gross, r_tax), _rate(self.draft, o))
         at = parse_time(p[s.time_field])
-        book(o, order_id, env.event_id, "reversal", _period(o, at), amount)
+        self.book(o, order_id, env.event_id, "reversal", _period(o, at), amount)
 
-    for env in envelopes:
+    def open_order(self, env: Envelope, order_id: str) -> str:
+        """An `order.created`: accrue it and replay what was held for it; returns the status."""
+        s, p, draft, fixed = self.s, env.payload, self.draft, self.fixed
+        at = parse_time(p[s.time_field])
+        fault = draft.faults.get(order_id, {})
+        row = draft.code_row_at(p.get(s.code_field, ""), p[s.time_field])
+        if row is not None and fault.get("row") == "first" and "B7" not in fixed:
+            row = min(draft.code_rows(row.code), key=lambda r: r.valid_from)  # B7: stale
+        if row is None:
+            return "dead_letter"
+        partner, tier = row.partner_id, row.tier  # B7: the cached partner and tier
+        if "B7" in fixed:
+            partner = draft.survivor(row.partner_id)
+            tier = draft.partners[partner].tier
+        o = _Order(
+            partner=partner,
+            program=draft.programs[row.program_id],
+            tier=str(fault.get("tier", tier)),
+            currency=str(p.get("currency")),  # B6: never compared
+            at=at,
+            gross=self.money(p.get(s.gross_field), env.version, 0),
+            tax=self.money(p.get(s.tax_field), env.version, 0),
+            booked=0,
+            period="",
+            fault=fault,
+        )
+        o.period = _period(o, at)
+        o.booked = self.commission(o)
+        self.book(o, order_id, env.event_id, "accrual", o.period, o.booked)
+        self.state[order_id] = o
+        for later in sorted(self.held.pop(order_id, []), key=lambda e: int(e.payload["seq"])):
+            self.effect(later, o, order_id)
+        return "applied"
+
+    def deliver(self, env: Envelope) -> None:
+        """One delivery, logged in `events_ingested` with what the platform did with it."""
         p = env.payload
-        order_id = p.get(s.order_field)
-        if env.event_id in seen:
-            ingest.append(
-                IngestRow(env.event_id, env.received_at, env.event_type, order_id, "retry_ignored")
-            )
-            continue
-        seen.add(env.event_id)  # B1: the only dedup key
+        order_id = p.get(self.s.order_field)
+        if env.event_id in self.seen:
+            self.log(env, order_id, "retry_ignored")
+            return
+        self.seen.add(env.event_id)  # B1: the only dedup key
         key = (str(order_id), int(p.get("seq", 0)))
-        status = "applied"
-        if "B1" in fixed and key in seen_keys:
-            ingest.append(
-                IngestRow(env.event_id, env.received_at, env.event_type, order_id, status)
-            )
-            continue
-        seen_keys.add(key)
+        if "B1" in self.fixed and key in self.seen_keys:
+            self.log(env, order_id, "applied")
+            return
+        self.seen_keys.add(key)
         if env.event_type == "order.created":
-            at = parse_time(p[s.time_field])
-            fault = draft.faults.get(order_id, {})
-            row = draft.code_row_at(p.get(s.code_field, ""), p[s.time_field])
-            if row is not None and fault.get("row") == "first" and "B7" not in fixed:
-                row = min(draft.code_rows(row.code), key=lambda r: r.valid_from)  # B7: stale
-            if row is None:
-                status = "dead_letter"
-            else:
-                partner, tier = row.partner_id, row.tier  # B7: the cached partner and tier
-                if "B7" in fixed:
-                    partner = draft.survivor(row.partner_id)
-                    tier = draft.partners[partner].tier
-                o = _Order(
-                    partner=partner,
-                    program=draft.programs[row.program_id],
-                    tier=str(fault.get("tier", tier)),
-                    currency=str(p.get("currency")),  # B6: never compared
-                    at=at,
-                    gross=money(p.get(s.gross_field), env.version, 0),
-                    tax=money(p.get(s.tax_field), env.version, 0),
-                    booked=0,
-                    period="",
-                    fault=fault,
-                )
-                o.period = _period(o, at)
-                o.booked = commission(o)
-                book(o, order_id, env.event_id, "accrual", o.period, o.booked)
-                state[order_id] = o
-                for later in sorted(held.pop(order_id, []), key=lambda e: int(e.payload["seq"])):
-                    effect(later, o, order_id)
+            status = self.open_order(env, order_id)
         else:
-            o = state.get(order_id)
+            status = "applied"
+            o = self.state.get(order_id)
             if o is None:
                 status = "dead_letter"  # B3
-                if "B3" in fixed:
-                    held.setdefault(str(order_id), []).append(env)
+                if "B3" in self.fixed:
+                    self.held.setdefault(str(order_id), []).append(env)
                     status = "held"
             else:
-                effect(env, o, order_id)
-        ingest.append(IngestRow(env.event_id, env.received_at, env.event_type, order_id, status))
-    return entries, ingest
+                self.effect(env, o, order_id)
+        self.log(env, order_id, status)
+
+    def log(self, env: Envelope, order_id: str | None, status: str) -> None:
+        self.ingest.append(
+            IngestRow(env.event_id, env.received_at, env.event_type, order_id, status)
+        )
+
+
+def build(
+    draft: Draft, envelopes: list[Envelope], fixed: frozenset[str] = frozenset()
+) -> tuple[list[LedgerEntry], list[IngestRow]]:
+    """Replay the deliveries as the platform did. `fixed` names latent bugs to leave out
+    (tests use it to show which bug a family activates)."""
+    replay = _Replay(draft, fixed)
+    for env in envelopes:
+        replay.deliver(env)
+    return replay.entries, replay.ingest

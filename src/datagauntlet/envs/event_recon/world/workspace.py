@@ -16,20 +16,16 @@ from datagauntlet.envs.event_recon.world.records import (
     IngestRow,
     LedgerEntry,
     Payout,
+    Schema,
     StatementRow,
     World,
 )
 from datagauntlet.envs.event_recon.world.wire import signature
 
 
-def sqlite_bytes(
-    draft: Draft, ingest: list[IngestRow], entries: list[LedgerEntry], payouts: list[Payout]
-) -> bytes:
-    s = draft.schema
-    conn = sqlite3.connect(":memory:")
-    try:
-        conn.executescript(
-            f"""
+def _schema_sql(s: Schema) -> str:
+    """The six tables; the ledger's period and amount columns are named per world."""
+    return f"""
             PRAGMA page_size = 4096;
             CREATE TABLE partners (partner_id TEXT PRIMARY KEY, name TEXT NOT NULL,
                 email TEXT NOT NULL, tier TEXT NOT NULL, merged_into TEXT);
@@ -48,67 +44,87 @@ def sqlite_bytes(
             CREATE TABLE payouts (payout_id TEXT PRIMARY KEY, partner_id TEXT NOT NULL,
                 period TEXT NOT NULL, amount_minor INTEGER NOT NULL, paid_at TEXT NOT NULL);
             """
-        )
-        conn.executemany(
-            "INSERT INTO partners VALUES (?, ?, ?, ?, ?)",
-            [
-                (p.partner_id, p.name, p.email, p.tier, p.merged_into)
-                for p in sorted(draft.partners.values(), key=lambda p: p.partner_id)
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO programs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    v.program_id,
-                    prog.name,
-                    v.tier,
-                    v.rate_bps,
-                    v.effective_from,
-                    prog.basis,
-                    prog.min_order_minor,
-                    prog.payout_zone,
-                    prog.currency,
-                )
-                for v in sorted(
-                    draft.schedule, key=lambda v: (v.program_id, v.effective_from, v.tier)
-                )
-                for prog in [draft.programs[v.program_id]]
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO referral_codes VALUES (?, ?, ?, ?, ?)",
-            [
-                (c.code, c.partner_id, c.program_id, c.tier, c.valid_from)
-                for c in sorted(draft.codes, key=lambda c: (c.code, c.valid_from))
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO events_ingested VALUES (?, ?, ?, ?, ?)",
-            [(r.event_id, r.received_at, r.event_type, r.order_ref, r.status) for r in ingest],
-        )
-        conn.executemany(
-            "INSERT INTO ledger_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            [
-                (
-                    e.entry_id,
-                    e.partner_id,
-                    e.program_id,
-                    e.order_ref,
-                    e.event_id,
-                    e.kind,
-                    e.period,
-                    e.amount_minor,
-                    e.currency,
-                    e.approved_by,
-                )
-                for e in sorted(entries, key=lambda e: e.entry_id)  # no order that says anything
-            ],
-        )
-        conn.executemany(
-            "INSERT INTO payouts VALUES (?, ?, ?, ?, ?)",
-            [(p.payout_id, p.partner_id, p.period, p.amount_minor, p.paid_at) for p in payouts],
-        )
+
+
+def _insert_reference(conn: sqlite3.Connection, draft: Draft) -> None:
+    """The reference data: roster, program schedule and referral codes."""
+    conn.executemany(
+        "INSERT INTO partners VALUES (?, ?, ?, ?, ?)",
+        [
+            (p.partner_id, p.name, p.email, p.tier, p.merged_into)
+            for p in sorted(draft.partners.values(), key=lambda p: p.partner_id)
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO programs VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                v.program_id,
+                prog.name,
+                v.tier,
+                v.rate_bps,
+                v.effective_from,
+                prog.basis,
+                prog.min_order_minor,
+                prog.payout_zone,
+                prog.currency,
+            )
+            for v in sorted(draft.schedule, key=lambda v: (v.program_id, v.effective_from, v.tier))
+            for prog in [draft.programs[v.program_id]]
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO referral_codes VALUES (?, ?, ?, ?, ?)",
+        [
+            (c.code, c.partner_id, c.program_id, c.tier, c.valid_from)
+            for c in sorted(draft.codes, key=lambda c: (c.code, c.valid_from))
+        ],
+    )
+
+
+def _insert_activity(
+    conn: sqlite3.Connection,
+    ingest: list[IngestRow],
+    entries: list[LedgerEntry],
+    payouts: list[Payout],
+) -> None:
+    """What the platform did: its ingest log, the ledger it booked and the payouts it made."""
+    conn.executemany(
+        "INSERT INTO events_ingested VALUES (?, ?, ?, ?, ?)",
+        [(r.event_id, r.received_at, r.event_type, r.order_ref, r.status) for r in ingest],
+    )
+    conn.executemany(
+        "INSERT INTO ledger_entries VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (
+                e.entry_id,
+                e.partner_id,
+                e.program_id,
+                e.order_ref,
+                e.event_id,
+                e.kind,
+                e.period,
+                e.amount_minor,
+                e.currency,
+                e.approved_by,
+            )
+            for e in sorted(entries, key=lambda e: e.entry_id)  # no order that says anything
+        ],
+    )
+    conn.executemany(
+        "INSERT INTO payouts VALUES (?, ?, ?, ?, ?)",
+        [(p.payout_id, p.partner_id, p.period, p.amount_minor, p.paid_at) for p in payouts],
+    )
+
+
+def sqlite_bytes(
+    draft: Draft, ingest: list[IngestRow], entries: list[LedgerEntry], payouts: list[Payout]
+) -> bytes:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.executescript(_schema_sql(draft.schema))
+        _insert_reference(conn, draft)
+        _insert_activity(conn, ingest, entries, payouts)
         conn.commit()
         conn.execute("VACUUM")
         return conn.serialize()
