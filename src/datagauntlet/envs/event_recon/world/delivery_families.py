@@ -3,7 +3,8 @@ out of seq order (R3) and a backfill batch whose refunds arrive before their ord
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
+from typing import Any
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon.grading import accounting as acc
@@ -82,13 +83,7 @@ class DuplicateDelivery(FamilyBase):
         if inj.params.get("mode") == "restart":
             spec = inj.params["spec"]
             o = draft.order(spec["order"])
-            at2 = o.at + timedelta(minutes=spec["minutes"][0])
-            at3 = at2 + timedelta(minutes=spec["minutes"][1])
-            id2, id3 = spec["ids"]
-            o.effects += [
-                Effect(id2, "order.updated", 2, at2, spec["gross"][0], spec["tax"][0]),
-                Effect(id3, "order.updated", 3, at3, spec["gross"][1], spec["tax"][1]),
-            ]
+            id2, at2, id3, at3 = _two_updates(o, spec)
             draft.wire[id2] = Delivery(at2 + timedelta(seconds=20))
             draft.wire[id3] = Delivery(at3 + timedelta(seconds=20))
             middle = at2 + (at3 - at2) / 2
@@ -157,13 +152,7 @@ class OutOfOrderDelivery(FamilyBase):
     def apply(self, draft: Draft, inj: Injection) -> None:
         for spec in inj.params["specs"]:
             o = draft.order(spec["order"])
-            at2 = o.at + timedelta(minutes=spec["minutes"][0])
-            at3 = at2 + timedelta(minutes=spec["minutes"][1])
-            id2, id3 = spec["ids"]
-            o.effects += [
-                Effect(id2, "order.updated", 2, at2, spec["gross"][0], spec["tax"][0]),
-                Effect(id3, "order.updated", 3, at3, spec["gross"][1], spec["tax"][1]),
-            ]
+            id2, _, id3, at3 = _two_updates(o, spec)
             draft.wire[id3] = Delivery(at3 + timedelta(seconds=30))
             late = at3 + timedelta(seconds=30 + spec["lag"])
             draft.wire[id2] = Delivery(late)
@@ -247,3 +236,15 @@ class PartialBackfill(FamilyBase):
             batch = inj.params["batch"]
             draft.wire[spec["id"]] = Delivery(first + timedelta(seconds=10 * i), True, batch)
             draft.wire[o.event_id] = Delivery(second + timedelta(seconds=10 * i), True, batch)
+
+
+def _two_updates(o: Order, spec: dict[str, Any]) -> tuple[str, datetime, str, datetime]:
+    """Amend `o` twice as `spec` says (sequences 2 and 3): their event ids and times."""
+    at2 = o.at + timedelta(minutes=spec["minutes"][0])
+    at3 = at2 + timedelta(minutes=spec["minutes"][1])
+    id2, id3 = spec["ids"]
+    o.effects += [
+        Effect(id2, "order.updated", 2, at2, spec["gross"][0], spec["tax"][0]),
+        Effect(id3, "order.updated", 3, at3, spec["gross"][1], spec["tax"][1]),
+    ]
+    return id2, at2, id3, at3
