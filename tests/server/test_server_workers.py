@@ -387,6 +387,26 @@ def test_stopping_the_supervisor_stops_every_worker(how: str) -> None:
     assert _wait(lambda: not _run_dirs(tmp_path), 10)  # the run directory is removed
 
 
+def test_a_ctrl_c_that_reaches_a_worker_after_its_lifeline_closed_stops_it_gracefully() -> None:
+    # Ctrl-C reaches the whole group: the supervisor closes each worker's lifeline pipe, and the
+    # worker may see the closed pipe before its own SIGINT. Stopped workers make that order
+    # certain: the supervisor acts first, each worker wakes to both at once.
+    s = Server("--workers", "2")
+    try:
+        pids = [w["pid"] for w in s.request("GET", "/health")[1]["workers"]]
+        for pid in pids:
+            os.kill(pid, signal.SIGSTOP)
+        os.killpg(s.proc.pid, signal.SIGINT)
+        time.sleep(0.5)
+        for pid in pids:
+            os.kill(pid, signal.SIGCONT)
+        code = s.proc.wait(40)
+    finally:
+        err = s.stop()
+    assert code == 0
+    assert "Traceback" not in err and "CancelledError" not in err, err
+
+
 @pytest.mark.parametrize("workers", ["0", "-1", "65", "two"])
 def test_a_bad_worker_count_is_one_line_and_exit_2(workers: str) -> None:
     out = subprocess.run(

@@ -26,7 +26,8 @@ def need_uvicorn() -> Any:
     return uvicorn
 
 
-def uvicorn_server(app: Any, limits: Limits) -> Any:
+def uvicorn_server(app: Any, limits: Limits, supervised: bool = False) -> Any:
+    """uvicorn's server for `app`; `supervised` for a worker whose supervisor times its stop."""
     uvicorn = need_uvicorn()
     # Before any episode thread starts: every thread would get an arena of its own otherwise,
     # each keeping the high-water mark of the worlds built on it.
@@ -44,7 +45,26 @@ def uvicorn_server(app: Any, limits: Limits) -> Any:
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
     )
     config.load()  # import the protocol and loop modules now, before the heap is frozen
+    if supervised:
+        return _supervised_class(uvicorn)(config)
     return uvicorn.Server(config)
+
+
+def _supervised_class(uvicorn: Any) -> Any:
+    class SupervisedServer(uvicorn.Server):  # type: ignore[misc, name-defined]
+        """Any stop signal asks for a graceful stop, never a forced one.
+
+        uvicorn reads a SIGINT after `should_exit` as a second Ctrl-C and skips the app's
+        shutdown (its lifespan task is then cancelled, with a traceback). A worker is told to
+        stop twice at once: its supervisor closes the lifeline pipe and a Ctrl-C reaches the
+        whole process group. The supervisor kills a worker that overstays its grace.
+        """
+
+        def handle_exit(self, sig: int, frame: Any) -> None:
+            self._captured_signals.append(sig)
+            self.should_exit = True
+
+    return SupervisedServer
 
 
 def announce_default(url: str) -> None:

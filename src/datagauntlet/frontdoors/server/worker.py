@@ -59,7 +59,7 @@ def main() -> int:
     private = socket.socket(fileno=settings["private_fd"])
     if _stopping:
         return 0
-    server = uvicorn_server(app, limits)
+    server = uvicorn_server(app, limits, supervised=True)
     heap.settle(store)  # before the first request: every env loaded, the start-up heap frozen
     run_dir = os.path.dirname(settings["tally"])
     threading.Thread(target=_watch_lifeline, args=(server, run_dir), daemon=True).start()
