@@ -50,7 +50,7 @@ gates: $(STAMP)
 	$(BIN)/python -m datagauntlet.envs.event_recon.gates.gate_report --workers 2 --write
 	if [ -n "$$DATAGAUNTLET_SECRET$$DATAGAUNTLET_SECRET_FILE" ]; then $(BIN)/python -m datagauntlet.envs.event_recon.gates.gate_report --split private --workers 2 --write; fi
 	if [ -d tests/event_recon ]; then DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/event_recon -q; fi
-	DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/frontdoors/test_fd_env_wheels.py -q
+	DATAGAUNTLET_GATES=1 $(BIN)/python -m pytest tests/frontdoors/test_fd_env_wheels.py tests/frontdoors/test_fd_vf_cli.py -q
 
 # Mutation testing of the graders and the layers under them, not part of `make test`
 # (docs/mutation/README.md). Incremental: `rm -rf mutants` for a run from scratch.

@@ -203,10 +203,9 @@ def test_cheap_attack_rows_are_the_per_task_figures() -> None:
     touch = list(cheap["perfect_report_touch"].values())
     assert all(abs(v - cheap_attacks.REPORT_VALUE) < 1e-9 for v in touch)
     assert row("report-only:perfect_report_touch")["value"] == f"{min(touch):.4f}-{max(touch):.4f}"
-    values = list(cheap["fixed_script"].values())
-    assert (
-        row("probe-max:fixed_script")["value"] == er_gates.probe_max("fixed_script", values).value
-    )
+    fixed = max(cheap["fixed_script"].values())
+    assert row("contract-free:fixed_script")["value"] == round(fixed, 4)
+    assert fixed <= cheap_attacks.CONTRACT_FREE_VALUE + 1e-9
     values = list(cheap["schema_report"].values())
     assert (
         row("probe-max:schema_report")["value"] == er_gates.probe_max("schema_report", values).value
@@ -233,8 +232,14 @@ def test_replayed_cheap_attacks_are_the_committed_rewards(policy: str) -> None:
     assert got == [committed[t.id] for t in sample()]
     if policy == "perfect_report_touch":
         assert got == pytest.approx([cheap_attacks.REPORT_VALUE] * len(got), abs=1e-9)
-    elif policy in ("fixed_script", "schema_report"):
+    elif policy == "schema_report":
         assert max(got) <= row(f"probe-max:{policy}")["value"] <= PROBE_CEILING
+    elif policy == "fixed_script":
+        assert max(got) <= row(f"contract-free:{policy}")["value"]
+        assert max(got) <= cheap_attacks.CONTRACT_FREE_VALUE + 1e-9
+    elif policy == "fixed_script_perfect_report":
+        bound = cheap_attacks.REPORT_VALUE + cheap_attacks.CONTRACT_FREE_VALUE
+        assert max(got) <= row(f"report-only:{policy}")["value"] <= bound + 1e-9
     else:
         assert max(got) <= row(f"report-only:{policy}")["value"] <= cheap_attacks.REPORT_VALUE
 

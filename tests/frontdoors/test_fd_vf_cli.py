@@ -34,6 +34,24 @@ from datagauntlet.core.env import policy_sees_truth
 from datagauntlet.core.runner import play
 
 N_TASKS = 2
+# Every command on every env costs ~25-45 s of two cores; `make test` plays the two runtimes
+# and the replay on two envs (one with sandboxed scripts), `make gates` on all of them.
+# vf-validate, in-process, still loads every env through verifiers in `make test`.
+GATES = os.environ.get("DATAGAUNTLET_GATES") == "1"
+EVERY_RUNTIME_IN_MAKE_TEST = ("dirty-integration", "event-recon")
+
+
+def every_runtime_envs() -> list[Any]:
+    return [
+        pytest.param(
+            env_id,
+            marks=pytest.mark.skipif(
+                not GATES and env_id not in EVERY_RUNTIME_IN_MAKE_TEST,
+                reason="vf-eval on both runtimes of every env: make gates",
+            ),
+        )
+        for env_id in dg.list_envs()
+    ]
 
 
 def partial_policy(env: dg.Environment) -> str:
@@ -118,7 +136,7 @@ def assert_no_world_key(*texts: str) -> None:
         assert WORLD_KEY.search(text) is None, WORLD_KEY.search(text)
 
 
-@pytest.mark.parametrize("env_id", dg.list_envs())
+@pytest.mark.parametrize("env_id", every_runtime_envs())
 def test_vf_eval_on_both_runtimes_and_vf_replay_rescore_exactly(
     env_id: str, mock_model: Any, tmp_path: Path
 ) -> None:

@@ -7,9 +7,13 @@
   (`empty_script_perfect_report` scores 0), not a script that repairs nothing.
 - `fixed_script`: the same script, byte for byte, on every task (delete every event row that
   repeats another ledger row in all but its ids), and a placeholder finding: the ledger axis
-  alone, for a policy that never looks at the task.
+  alone, for a policy that never looks at the task. It is a contract-free repair, so what
+  bounds it is invariant 7, as for the workspace-only attackers: it may finish only partners
+  the world counts as repairable without the contract, at most `MAX_REPAIRABLE_SHARE` of the
+  broken ones, worth `CONTRACT_FREE_VALUE` (0.15). The dedupe finishes a partner whose only
+  defect is a duplicate delivery; no public task has one, a private task can.
 - `fixed_script_perfect_report` (sees the truth): that script under the manifest's report:
-  what a blind fixed script adds to a perfect report (nothing, if it is <= 0.40).
+  what a blind fixed script adds to a perfect report (at most `CONTRACT_FREE_VALUE`).
 - `schema_report`: reads nothing but the table names, the ledger's column names, the roster's
   ids and the first partner's first ledger event, and names every published family for that
   partner citing that event; touch script. It is the one-family sweep turned on its side (every
@@ -29,7 +33,8 @@ from __future__ import annotations
 from datagauntlet.core.env import Policy, sees_truth
 from datagauntlet.core.episode import Episode
 from datagauntlet.envs.event_recon.attacks.probes import TOUCH, _families, _placeholder, submit
-from datagauntlet.envs.event_recon.grading.grader import BETA, f_beta
+from datagauntlet.envs.event_recon.grading.grader import BETA, WEIGHTS, f_beta
+from datagauntlet.envs.event_recon.world.plan import MAX_REPAIRABLE_SHARE
 
 # Same bytes on every task: the ledger's own column names come from PRAGMA at run time.
 FIXED_SCRIPT = r"""
@@ -114,6 +119,11 @@ def partner_bound(manifest: frozenset[tuple[str, str]], families: int, partner: 
 
 
 REPORT_VALUE = 0.40  # the report's weight: identification 0.30 + evidence 0.10
+# What invariant 7 leaves a script that never reads the contract: the ledger's weight on the
+# share of broken partners it may finish, and preservation, which is scaled by the ledger.
+CONTRACT_FREE_VALUE = (
+    WEIGHTS["ledger_correctness"] + WEIGHTS["non_destructiveness"]
+) * MAX_REPAIRABLE_SHARE
 POLICIES: dict[str, Policy] = {
     "perfect_report_touch": perfect_report_touch,
     "fixed_script": fixed_script,

@@ -147,6 +147,7 @@ def cheap_rows(
 ) -> list[Row]:
     """The rows of `cheap_attacks.py`; `record`, when given, gets each one's reward per task."""
     from datagauntlet.envs.event_recon.attacks.cheap_attacks import (
+        CONTRACT_FREE_VALUE,
         POLICIES,
         REPORT_VALUE,
         partner_bound,
@@ -169,18 +170,24 @@ def cheap_rows(
     touch = rewards["perfect_report_touch"]
     exact = bool(touch) and all(abs(r - REPORT_VALUE) < 1e-9 for r in touch)
     spread = f"{min(touch, default=0.0):.4f}-{max(touch, default=0.0):.4f}"
+    fixed = max(rewards["fixed_script"], default=0.0)
     blind = max(rewards["fixed_script_perfect_report"], default=0.0)
     merged = max(rewards["merged_report"], default=0.0)
     return [
         Row(
             "report-only:perfect_report_touch", spread, f"== {REPORT_VALUE:g} on every task", exact
         ),
-        probe_max("fixed_script", rewards["fixed_script"]),
+        Row(
+            "contract-free:fixed_script",
+            round(fixed, 4),
+            f"<= {CONTRACT_FREE_VALUE:g}",
+            fixed <= CONTRACT_FREE_VALUE + 1e-9 and bool(tasks),
+        ),
         Row(
             "report-only:fixed_script_perfect_report",
             round(blind, 4),
-            f"<= {REPORT_VALUE:g}",
-            blind <= REPORT_VALUE + 1e-9 and bool(tasks),
+            f"<= {REPORT_VALUE + CONTRACT_FREE_VALUE:g}",
+            blind <= REPORT_VALUE + CONTRACT_FREE_VALUE + 1e-9 and bool(tasks),
         ),
         Row(
             f"schema_report-bound ({len(tasks)} episodes)", over, "== 0", over == 0 and bool(tasks)
