@@ -35,9 +35,7 @@ def env() -> dg.Environment:
     return dg.make("event-recon")
 
 
-def repaired(
-    policy: Any, index: int, split: str = "public"
-) -> tuple[set[str], set[str], set[str]]:
+def repaired(policy: Any, index: int, split: str = "public") -> tuple[set[str], set[str], set[str]]:
     """(partners the policy repaired, the world's repairable ones, its broken ones)."""
     task = env().make_task(split, index)
     world = env().world(task)  # type: ignore[attr-defined]
