@@ -12,7 +12,7 @@ import pytest
 
 import datagauntlet as dg
 from datagauntlet.core import seeding
-from datagauntlet.envs.event_recon.gates import gate_report
+from datagauntlet.envs.event_recon.gates import gate_report, world_rows
 from datagauntlet.envs.event_recon.gates import gates as er_gates
 
 SECRET = "a-secret-for-the-private-gates-0001"
@@ -47,17 +47,17 @@ def test_the_whole_private_split_is_still_thirty_a_tier(secret: str) -> None:
 
 def test_workspace_determinism_runs_on_private_tasks(secret: str) -> None:
     env = dg.make("event-recon")
-    row = er_gates.determinism_row(env, env.tasks("private", 2))
+    row = world_rows.determinism_row(env, env.tasks("private", 2))
     assert row.ok and row.value == "2/2", row
 
 
 def test_world_rows_over_zero_tasks_fail() -> None:
     env = dg.make("event-recon")
     for row in (
-        er_gates.determinism_row(env, []),
-        er_gates.cross_check_row(env, []),
-        er_gates.leakage_row(env, []),
-        er_gates.canary_row(env, []),
+        world_rows.determinism_row(env, []),
+        world_rows.cross_check_row(env, []),
+        world_rows.leakage_row(env, []),
+        world_rows.canary_row(env, []),
         er_gates.probe_max("x", []),
         er_gates.oracle_min([]),
         er_gates.invariant7_row("w", [], []),
@@ -74,7 +74,7 @@ def test_sweep_and_cheap_rows_over_zero_tasks_fail() -> None:
 
 def test_train_tasks_have_no_table_to_rebuild_so_they_count_as_no_tasks() -> None:
     env = dg.make("event-recon")
-    row = er_gates.determinism_row(env, env.tasks("train", 1))
+    row = world_rows.determinism_row(env, env.tasks("train", 1))
     assert not row.ok and row.value == "0/0"
 
 

@@ -27,7 +27,7 @@ from datagauntlet.envs.event_recon.attacks.probes import (
     SWEEP_PREFIX,
     sweep_bound,
 )
-from datagauntlet.envs.event_recon.gates import gate_report
+from datagauntlet.envs.event_recon.gates import gate_report, world_rows
 from datagauntlet.envs.event_recon.gates import gates as er_gates
 
 # One public task a tier (public tasks run T1 first, 30 a tier), away from the eval split's
@@ -246,6 +246,6 @@ def test_replayed_cheap_attacks_are_the_committed_rewards(policy: str) -> None:
 
 def test_world_rows_hold_on_the_replayed_sample() -> None:
     n = len(SAMPLE)
-    assert er_gates.cross_check_row(env(), list(sample())).value == f"{n}/{n}"
-    assert er_gates.leakage_row(env(), list(sample())).value == f"0/{n}"
-    assert er_gates.canary_row(env(), list(sample())).value == f"{n}/{n} / 0/{n}"
+    assert world_rows.cross_check_row(env(), list(sample())).value == f"{n}/{n}"
+    assert world_rows.leakage_row(env(), list(sample())).value == f"0/{n}"
+    assert world_rows.canary_row(env(), list(sample())).value == f"{n}/{n} / 0/{n}"

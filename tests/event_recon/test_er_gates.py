@@ -13,6 +13,7 @@ import datagauntlet as dg
 from datagauntlet.core.episode import Task
 from datagauntlet.envs.event_recon.attacks.probes import SINGLE_AXIS, sweep_bound
 from datagauntlet.envs.event_recon.gates import gates as er_gates
+from datagauntlet.envs.event_recon.gates import world_rows
 
 SAMPLE = 4  # one task per tier (the eval split interleaves tiers)
 
@@ -131,16 +132,16 @@ def test_the_invariant_7_row_counts_tasks_repaired_beyond_the_count() -> None:
 def test_world_rows_pass_on_the_sample() -> None:
     sample = list(env().tasks("public", 2))
     for row in (
-        er_gates.cross_check_row(env(), sample),
-        er_gates.leakage_row(env(), sample),
-        er_gates.canary_row(env(), sample),
-        er_gates.determinism_row(env(), sample),
+        world_rows.cross_check_row(env(), sample),
+        world_rows.leakage_row(env(), sample),
+        world_rows.canary_row(env(), sample),
+        world_rows.determinism_row(env(), sample),
     ):
         assert row.ok, row
 
 
 def test_script_rescoring_gives_one_reward() -> None:
-    row = er_gates.rescoring_row(env(), tasks()[0], "reference", times=5)
+    row = world_rows.rescoring_row(env(), tasks()[0], "reference", times=5)
     assert row.ok and row.value == 1
 
 
@@ -150,5 +151,5 @@ def test_reference_reruns_count_failures() -> None:
 
 
 def test_workspace_determinism_counts_eval_tasks_as_the_public_tasks_they_are() -> None:
-    row = er_gates.determinism_row(env(), list(tasks()[:2]))
+    row = world_rows.determinism_row(env(), list(tasks()[:2]))
     assert row.ok and row.value == "2/2"

@@ -102,6 +102,7 @@ def run(workers: int = 1, split: str = "public", n: int | None = None) -> dict[s
     results = {policy: g.results(policy) for policy in env.policies()}
     return {
         "env": env.id,
+        "canary": env.canary,  # the file is an exported record of every task it names
         "split": split,
         **_secret_field(split),
         "tasks": len(g.tasks),
@@ -173,6 +174,7 @@ def rejudge(report: dict[str, Any]) -> dict[str, Any]:
     mean lines) judged again against `ceilings.json`, from the run's own per-task figures: what
     a new run of the same code would give, after `fit_ceilings --write` moved the lines."""
     from datagauntlet.envs.event_recon.gates import gates as er_gates
+    from datagauntlet.envs.event_recon.gates.row import Row
 
     ids = list(report["tiers"])
     fresh: dict[str, dict[str, Any]] = {}
@@ -185,9 +187,7 @@ def rejudge(report: dict[str, Any]) -> dict[str, Any]:
             fresh[row.name] = asdict(row)
     high = max(v for by_task in report["sweep"].values() for v in by_task.values())
     line = er_gates.SWEEP_CEILING
-    fresh["sweep-max"] = asdict(
-        er_gates.Row("sweep-max", round(high, 4), f"<= {line:g}", high <= line)
-    )
+    fresh["sweep-max"] = asdict(Row("sweep-max", round(high, 4), f"<= {line:g}", high <= line))
     rows = [dict(fresh.get(r["name"], r)) for r in report["rows"]]
     return {**report, "rows": rows, "ok": all(r["ok"] for r in rows)}
 

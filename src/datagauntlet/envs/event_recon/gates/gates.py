@@ -10,7 +10,7 @@ Each row is a named figure with its bound:
   nothing, repairs no partner invariant 7 did not count as repairable, and its ledger component
   stays under its split-wide and per-tier lines;
 - `cross-check`, `workspace-determinism`, `leakage`, `canary`: the world's own checks
-  (see docs/envs/event-recon.md).
+  (`world_rows.py`; see docs/envs/event-recon.md).
 
 A row over zero tasks fails: a gate that judged nothing proves nothing. The three fitted lines
 are read from `ceilings.json`, where `fit_ceilings.py` stores them with the sample they name.
@@ -19,11 +19,9 @@ are read from `ceilings.json`, where `fit_ceilings.py` stores them with the samp
 from __future__ import annotations
 
 import os
-import re
 import statistics
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
-from dataclasses import dataclass
 from typing import Any
 
 from datagauntlet.core.episode import Task
@@ -34,6 +32,15 @@ from datagauntlet.envs.event_recon.attacks.probes import (
     sweep_policies,
 )
 from datagauntlet.envs.event_recon.gates import fit_ceilings
+from datagauntlet.envs.event_recon.gates.row import Row, as_results
+from datagauntlet.envs.event_recon.gates.world_rows import (
+    canary_row,
+    cross_check_row,
+    determinism_row,
+    env_families,
+    leakage_row,
+    rescoring_row,
+)
 
 # Drift detectors, not security bounds (the workspace-only policies solving nothing is what
 # bounds adversarial reward): each fitted by `fit_ceilings.py` on the measured maxima of a full
@@ -44,14 +51,6 @@ ATTACKER_LEDGER_MEAN = float(FIT["ceilings"]["attacker_ledger_mean"])
 ATTACKER_LEDGER_TIER = float(FIT["ceilings"]["attacker_ledger_tier"])
 RERUNS = 200
 TIER_TASKS = 30  # a tier of the public split: the population the mean lines were fitted on
-
-
-@dataclass(frozen=True)
-class Row:
-    name: str
-    value: float | int | str
-    bound: str
-    ok: bool
 
 
 def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict[str, float]]:
@@ -68,14 +67,6 @@ def _play(args: tuple[dict[str, Any], str, dict[str, Any]]) -> tuple[float, dict
     finally:
         ep.close()
     return score.reward, {k: c["value"] for k, c in score.components.items()}
-
-
-def env_families(env: Any) -> tuple[str, ...]:
-    """The public twelve and every family a module (the config's or the held-out one) adds."""
-    from datagauntlet.envs.event_recon.splits import reference_steps
-    from datagauntlet.envs.event_recon.world.records import FAMILIES
-
-    return tuple(FAMILIES) + tuple(reference_steps(getattr(env.config, "family_module", None)))
 
 
 def play_many(
@@ -253,92 +244,7 @@ def attacker_rows(
     return rows
 
 
-def _records(env: Any, tasks: Sequence[Task]) -> list[Any]:
-    return [env.record(t) for t in tasks]
-
-
-def cross_check_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon.gates.world_checks import cross_check_all
-    from datagauntlet.envs.event_recon.world.generator import TaskRefused
-
-    try:
-        n, projections = cross_check_all(_records(env, tasks))
-    except TaskRefused as exc:  # a held-out seed is a secret: the row may be published
-        text = re.sub(r"seed \d+", "seed <held out>", str(exc))
-        return Row("cross-check", f"refused: {text}"[:200], f"{len(tasks)}/{len(tasks)}", False)
-    return Row(
-        f"cross-check ({projections:,} partner projections)",
-        f"{n}/{len(tasks)}",
-        f"{len(tasks)}/{len(tasks)}",
-        n == len(tasks) and n > 0,
-    )
-
-
-def determinism_row(env: Any, tasks: Sequence[Task]) -> Row:
-    """Workspaces byte-identical in this process and two others with different hash seeds,
-    for every task of a split table (eval's are the public ones, reordered; train and test
-    tasks have no table to rebuild them from in another process, so they are not counted)."""
-    from datagauntlet.envs.event_recon.gates.world_checks import (
-        digests_in_subprocess,
-        workspace_digest,
-    )
-
-    groups: dict[tuple[str, str | None], list[Task]] = {}
-    for t in tasks:
-        r = env.record(t)
-        if r.split not in ("train", "test"):
-            groups.setdefault((r.split, r.family_module), []).append(t)
-    same = total = 0
-    for (split, module), group in groups.items():
-        indices = [env.record(t).index for t in group]
-        here = [workspace_digest(env.world(t)) for t in group]
-        runs = [digests_in_subprocess(indices, seed, split, module) for seed in ("1", "2")]
-        same += sum(1 for i, d in enumerate(here) if all(r[i] == d for r in runs))
-        total += len(group)
-    ok = same == total > 0  # over zero tasks it proves nothing
-    return Row("workspace-determinism", f"{same}/{total}", f"{total}/{total}", ok)
-
-
-def leakage_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon.gates.world_checks import leak_findings
-
-    leaky = sum(1 for t in tasks if leak_findings(env.world(t), env_families(env)))
-    ok = leaky == 0 and bool(tasks)
-    return Row("leakage (string, column, derived)", f"{leaky}/{len(tasks)}", "0", ok)
-
-
-def canary_row(env: Any, tasks: Sequence[Task]) -> Row:
-    from datagauntlet.envs.event_recon import canary
-
-    on_records = sum(1 for t in tasks if canary.on_records(env, t))
-    in_workspaces = sum(1 for t in tasks if canary.in_workspace(env.world(t).files))
-    n = len(tasks)
-    return Row(
-        "canary (records / workspaces)",
-        f"{on_records}/{n} / {in_workspaces}/{n}",
-        f"{n}/{n} / 0/{n}",
-        on_records == n > 0 and in_workspaces == 0,
-    )
-
-
-def rescoring_row(env: Any, task: Task, policy: str, times: int = 100) -> Row:
-    """One trajectory re-graded `times` times from scratch, the script re-run each time."""
-    ep = env.episode(task)
-    try:
-        env.policies()[policy](ep)
-        rewards = {ep.rescore().reward for _ in range(times)}
-    finally:
-        ep.close()
-    return Row(f"rescoring ({times}x, script re-run)", len(rewards), "== 1", len(rewards) == 1)
-
-
 # --- the rows as core/gates.py gates -----------------------------------------------------------
-def _as_results(rows: Sequence[Row]) -> list[Any]:
-    from datagauntlet.core.gates import GateResult
-
-    return [GateResult(r.name, r.value, r.bound, r.ok) for r in rows]
-
-
 def invariant7_row(name: str, repaired: Sequence[int], repairable: Sequence[int]) -> Row:
     """Tasks where a workspace-only policy repaired more partners than the generator counted
     as repairable without the contract: invariant 7's simulation missed one of its repairs."""
@@ -360,7 +266,7 @@ def _attackers(g: Any) -> list[Any]:
         rows += attacker_rows(name, tiers, results)
         repaired = [int(r.metrics.get("partners_repaired", 0)) for r in played]
         rows.append(invariant7_row(name, repaired, repairable))
-    return _as_results(rows)
+    return as_results(rows)
 
 
 def extra_gates() -> list[Any]:
@@ -368,7 +274,7 @@ def extra_gates() -> list[Any]:
     from datagauntlet.envs.event_recon.attacks.probes import SINGLE_AXIS
 
     def rows(fn: Callable[[Any], Sequence[Row]]) -> Callable[[Any], list[Any]]:
-        return lambda g: _as_results(fn(g))
+        return lambda g: as_results(fn(g))
 
     gates = [
         Gate("oracle-min", rows(lambda g: [oracle_min(g.rewards("oracle"))])),
