@@ -51,6 +51,15 @@ def test_a_run_file_record_and_the_gate_json_carry_it(env: EventReconEnv) -> Non
     assert [g["value"] for g in report["gates"]] == ["2/2 / 0/2"]
 
 
+def test_the_published_gate_files_carry_it() -> None:
+    from datagauntlet.envs.event_recon.gates import gate_report
+
+    files = [gate_report.REPORT, gate_report.PRIVATE_REPORT]
+    published = [gate_report.load(f) for f in files if f.exists()]
+    assert published and all(r["canary"] == CANARY for r in published)
+    assert all(r["tiers"] for r in published)  # each names the tasks it is a record of
+
+
 def test_held_out_task_records_carry_it(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DATAGAUNTLET_SECRET", "a-secret-of-at-least-16-bytes")
     env = EventReconEnv()
