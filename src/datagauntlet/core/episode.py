@@ -30,6 +30,7 @@ from datagauntlet.core.call_text import (
 )
 from datagauntlet.core.final_answer import FinalAnswer
 from datagauntlet.core.score import Score
+from datagauntlet.core.secret import scrub_seeds
 from datagauntlet.core.task import EpisodeOwner, Task
 from datagauntlet.core.tools import Tool, check_arguments
 from datagauntlet.core.toolset import BoundTool, ToolError, Toolset, declared_tools
@@ -260,7 +261,8 @@ class Episode(Generic[ConfigT], metaclass=_OpensAfterInit):
             self.log.close_entry(entry, False, summarize(result), self._detail)
             return result
         except Exception as exc:  # a bug in the env must not reach the agent as an exception
-            result = {"error": f"internal error in {tool_name}: {type(exc).__name__}: {exc}"}
+            text = scrub_seeds(str(exc))
+            result = {"error": f"internal error in {tool_name}: {type(exc).__name__}: {text}"}
             self.log.bound_newest(REFUSED_ARGS_CHARS)
             self.log.close_entry(entry, False, summarize(result), {"internal_error": True})
             return result

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 
 from datagauntlet.core.user_files import FileRefused, read_bytes
 
@@ -18,6 +19,17 @@ SECRET_ENV = "DATAGAUNTLET_SECRET"
 SECRET_FILE_ENV = "DATAGAUNTLET_SECRET_FILE"
 MIN_SECRET_BYTES = 16
 MAX_SECRET_FILE_BYTES = 4096  # a secret is a line of text; a larger file is a wrong path
+
+
+# A task seed is a 63-bit keyed draw: it has ten digits or more but for about one in 10**10.
+_SEED_LIKE = re.compile(r"\d{10,}")
+
+
+def scrub_seeds(text: str) -> str:
+    """`text` with every run of ten or more digits masked, for exception text that leaves the
+    process (server logs, error records, tool errors): whoever wrote the message, it cannot carry
+    a held-out seed. Short numbers (counts, ports, amounts) are kept."""
+    return _SEED_LIKE.sub("<number>", text)
 
 
 class SecretMissing(ValueError):

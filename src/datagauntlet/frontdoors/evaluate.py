@@ -23,6 +23,7 @@ from datagauntlet.core.env import Environment
 from datagauntlet.core.episode import Task
 from datagauntlet.core.output_files import check_output
 from datagauntlet.core.score import Score
+from datagauntlet.core.secret import scrub_seeds
 from datagauntlet.core.user_files import json_lines, read_bytes, read_text
 from datagauntlet.frontdoors.live import LiveEpisode
 from datagauntlet.frontdoors.loop import LoopResult, Model, max_turns_of, run_loop
@@ -224,7 +225,7 @@ async def play_rollout(
 
 
 def _error_text(exc: BaseException) -> str:
-    return "".join(traceback.format_exception_only(type(exc), exc)).strip()
+    return scrub_seeds("".join(traceback.format_exception_only(type(exc), exc)).strip())
 
 
 @dataclass

@@ -33,6 +33,7 @@ import logging
 from collections.abc import AsyncIterator
 from typing import Any
 
+from datagauntlet.core.secret import scrub_seeds
 from datagauntlet.frontdoors.origin_guard import Guard
 from datagauntlet.frontdoors.server.forward import Peers
 from datagauntlet.frontdoors.server.front import Front
@@ -92,7 +93,7 @@ async def _crashed(request: Any, exc: Exception) -> Any:
         request.method,
         request.url.path,
         type(exc).__name__,
-        exc,
+        scrub_seeds(str(exc)),
     )
     return _error(500, f"internal error: {type(exc).__name__}")
 
@@ -124,4 +125,4 @@ async def _reap_forever(store: SessionStore) -> None:
         try:
             await store.reap()
         except Exception as exc:  # one bad close must not stop reaping
-            logger.error("reaping failed: %s: %s", type(exc).__name__, exc)
+            logger.error("reaping failed: %s: %s", type(exc).__name__, scrub_seeds(str(exc)))

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Awaitable, Callable
 from typing import Any
 
+from datagauntlet.core.secret import scrub_seeds
 from datagauntlet.frontdoors.server.protocol import (
     ANSWER_FIELDS,
     CALL_FIELDS,
@@ -130,7 +131,8 @@ async def _loop(
         except BadRequest as exc:
             reply = _error(exc.status, exc.message)
         except Exception as exc:  # a bug must not end 255 other sessions' connection too
-            logger.error("internal error on a WebSocket message: %s: %s", type(exc).__name__, exc)
+            text = scrub_seeds(str(exc))
+            logger.error("internal error on a WebSocket message: %s: %s", type(exc).__name__, text)
             reply = _error(500, f"internal error: {type(exc).__name__}")
         await send({"type": "websocket.send", "text": dumps(reply)})
         if reply.get("closed") and open_session is None:
