@@ -29,6 +29,17 @@ def test_the_readme_starts_with_the_two_commands_a_new_user_runs() -> None:
     assert re.search(r"^test: \$\(STAMP\)$", makefile, re.M)
 
 
+def test_the_readme_fits_on_a_few_screens_and_holds_what_a_user_wants() -> None:
+    assert len(README.splitlines()) <= 250  # each env's page, the doors, speed: in docs/
+    headings = re.findall(r"^## (.+)$", README, re.M)
+    assert headings[:2] == ["The protocol", "Command line"], headings
+    assert "Documentation" in headings
+    assert all(f"(docs/envs/{env}.md)" in README for env in _ENVS)
+
+
+_ENVS = ("dirty-integration", "bad-batch-gate", "dataclean", "event-recon")
+
+
 def test_the_command_lives_where_the_readme_says() -> None:
     assert "`.venv/bin/datagauntlet`" in SECTION
     assert re.search(r"^VENV := \.venv$", (ROOT / "Makefile").read_text(), re.M)
