@@ -13,6 +13,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
+from typing import Any
 
 from datagauntlet.envs.event_recon.attacks.attackers import SCALED, STRONGEST, workspace_only
 
@@ -40,10 +41,10 @@ class Line:
 
 
 def _play(job: tuple[int, tuple[tuple[str, ...], ...]]) -> list[tuple[int, int, float, float]]:
-    from datagauntlet.envs.event_recon.env import EventReconEnv
+    from datagauntlet.core.registry import make
 
     index, widenings = job
-    env = EventReconEnv()
+    env: Any = make("event-recon")  # the registry's instance: event-recon's own methods
     task = env.tasks("public")[index]
     tier = env.tier_of(task)
     out = []
@@ -60,9 +61,9 @@ def _play(job: tuple[int, tuple[tuple[str, ...], ...]]) -> list[tuple[int, int, 
 
 
 def attack_table(workers: int = 1) -> list[Line]:
-    from datagauntlet.envs.event_recon.env import EventReconEnv
+    from datagauntlet.core.registry import make
 
-    count = len(EventReconEnv().tasks("public"))
+    count = len(make("event-recon").tasks("public"))
     widenings = tuple(w for _, w in ROWS)
     jobs = [(i, widenings) for i in range(count)]
     if workers > 1:

@@ -8,9 +8,9 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 from datagauntlet.core.seeding import Keyed
-from datagauntlet.envs.event_recon.attacks.bookkeeping import bookkeeping_projection
 from datagauntlet.envs.event_recon.grading import truth
 from datagauntlet.envs.event_recon.world.builder import build
+from datagauntlet.envs.event_recon.world.contract_free import bookkeeping_projection
 from datagauntlet.envs.event_recon.world.draft import Draft
 from datagauntlet.envs.event_recon.world.families import Family, Injection
 from datagauntlet.envs.event_recon.world.names import PARTNER_TIERS
