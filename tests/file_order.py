@@ -36,9 +36,9 @@ MEASURED: dict[str, float] = {
     "tests/event_recon/test_er_solver.py": 19.0,
     "tests/event_recon/test_er_doors.py": 18.0,
     "tests/dataclean/test_dataclean_calibration.py": 18.0,
-    "tests/kits/sandbox/test_sandbox_runner.py": 14.0,
     "tests/server/test_server_doors.py": 14.0,
     "tests/event_recon/test_er_gate_report.py": 14.0,
+    "tests/kits/sandbox/test_sandbox_supervisor.py": 10.0,
     "tests/bad_batch_gate/test_bbg_generated.py": 4.0,
 }
 
