@@ -29,16 +29,17 @@ MEASURED: dict[str, float] = {
     "tests/dataclean/test_dataclean_traps.py": 25.0,
     "tests/report/test_report_cli.py": 24.0,
     "tests/report/test_hostile_run_files.py": 22.0,
-    "tests/server/test_server_workers.py": 22.0,
     "tests/frontdoors/test_fd_mcp.py": 21.0,
     "tests/frontdoors/test_fd_held_out_doors.py": 21.0,
     "tests/event_recon/test_world_generation.py": 20.0,
     "tests/event_recon/test_er_solver.py": 19.0,
     "tests/event_recon/test_er_doors.py": 18.0,
     "tests/dataclean/test_dataclean_calibration.py": 18.0,
+    "tests/server/test_server_worker_lifecycle.py": 17.0,
     "tests/server/test_server_doors.py": 14.0,
     "tests/event_recon/test_er_gate_report.py": 14.0,
     "tests/kits/sandbox/test_sandbox_supervisor.py": 10.0,
+    "tests/server/test_server_worker_routing.py": 5.0,
     "tests/bad_batch_gate/test_bbg_generated.py": 4.0,
 }
 
