@@ -1,4 +1,5 @@
-"""Small files with one job: no module of the package over 400 lines, no function over 80.
+"""Small files with one job: no Python file of the repository over 400 lines (the package,
+its tests, benchmarks, scripts, environments and held-out families), no function over 80.
 
 A function counts from its `def` line to its last line, nested functions included (a factory
 that defines a 150-line closure is a 150-line function). Files and functions still over are
@@ -10,13 +11,26 @@ from __future__ import annotations
 
 import ast
 import functools
+import shutil
+import subprocess
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "src" / "datagauntlet"
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+PACKAGE = REPO / "src" / "datagauntlet"
+# Every folder of Python the repository keeps; the last test fails on a file outside them.
+SCANNED = tuple(
+    REPO / d
+    for d in ("src/datagauntlet", "tests", "benchmarks", "scripts", "environments", "heldout")
+)
+# What building a distribution in place leaves beside its sources: copies, not sources
+# (`pip install environments/<id>` leaves environments/<id>/build/lib/<id>.py)
+BUILT = ("build", "dist")
 MAX_FILE_LINES = 400
 MAX_FUNCTION_LINES = 80
 
-# (file under src/datagauntlet, qualified function name or "" for the whole file)
+# (file relative to the repository, qualified function name or "" for the whole file)
 ALLOWED: frozenset[tuple[str, str]] = frozenset()
 
 
@@ -39,6 +53,9 @@ def oversized(root: Path = PACKAGE) -> dict[tuple[str, str], int]:
     """Every file over MAX_FILE_LINES and function over MAX_FUNCTION_LINES, with its lines."""
     found = {}
     for path in sorted(root.rglob("*.py")):
+        parts = path.relative_to(root).parts
+        if any(p in BUILT or p.endswith(".egg-info") for p in parts[:-1]):
+            continue
         rel = path.relative_to(root).as_posix()
         text = path.read_text()
         lines = len(text.splitlines())
@@ -51,17 +68,23 @@ def oversized(root: Path = PACKAGE) -> dict[tuple[str, str], int]:
 
 
 @functools.cache
-def package_oversized() -> dict[tuple[str, str], int]:
-    return oversized()
+def repository_oversized() -> dict[tuple[str, str], int]:
+    """oversized() of every scanned folder, each file named relative to the repository."""
+    found = {}
+    for root in SCANNED:
+        prefix = root.relative_to(REPO).as_posix()
+        for (rel, name), lines in oversized(root).items():
+            found[(f"{prefix}/{rel}", name)] = lines
+    return found
 
 
 def test_no_file_or_function_is_too_long() -> None:
-    over = {k: v for k, v in package_oversized().items() if k not in ALLOWED}
+    over = {k: v for k, v in repository_oversized().items() if k not in ALLOWED}
     assert not over, f"split these by job (file, function): lines {sorted(over.items())}"
 
 
 def test_every_allowance_is_still_needed() -> None:
-    stale = sorted(ALLOWED - package_oversized().keys())
+    stale = sorted(ALLOWED - repository_oversized().keys())
     assert not stale, f"back under the limit or gone: delete from ALLOWED: {stale}"
 
 
@@ -82,3 +105,24 @@ def test_the_scan_counts_files_methods_and_nested_functions(tmp_path: Path) -> N
         ("deep/m.py", "outer"): 82,
         ("deep/m.py", "outer.inner"): 81,
     }
+
+
+def test_what_a_build_leaves_beside_the_sources_is_not_scanned(tmp_path: Path) -> None:
+    long = "# a line\n" * 401
+    for copy in ("build/lib/long.py", "dist/long.py", "env.egg-info/long.py"):
+        (tmp_path / copy).parent.mkdir(parents=True)
+        (tmp_path / copy).write_text(long)
+    (tmp_path / "long.py").write_text(long)
+    assert oversized(tmp_path) == {("long.py", ""): 401}
+
+
+def test_every_python_file_the_repository_keeps_is_scanned() -> None:
+    if shutil.which("git") is None or not (REPO / ".git").exists():
+        pytest.skip("not a git checkout: no list of the files it keeps")
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--", "*.py"], cwd=REPO, capture_output=True, check=True
+    ).stdout.decode()
+    kept = [REPO / name for name in listed.split("\0") if name]
+    assert kept
+    outside = [p for p in kept if not any(p.is_relative_to(root) for root in SCANNED)]
+    assert not outside, f"add their folder to SCANNED: {outside}"
