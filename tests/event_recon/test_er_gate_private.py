@@ -133,3 +133,22 @@ def test_the_report_plays_private_tasks_across_workers(secret: str) -> None:
     run = gate_report.RecordingRun(env, "private", 2, 2)
     gate_report.prefetch(run, ["null"])
     assert [r.reward for r in run.results("null")] == [0.0, 0.0]
+
+
+def test_a_cross_check_refusal_on_a_private_task_publishes_no_seed(
+    secret: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from datagauntlet.envs.event_recon.gates import world_checks
+    from datagauntlet.envs.event_recon.world.generator import TaskRefused
+
+    env = dg.make("event-recon")
+    tasks = env.tasks("private", 2)
+    seed = env.record(tasks[0]).seed
+
+    def refuse(records: Any) -> Any:
+        raise TaskRefused(f"seed {seed} tier 1: generator and reconciler disagree on 1 partner(s)")
+
+    monkeypatch.setattr(world_checks, "cross_check_all", refuse)
+    row = world_rows.cross_check_row(env, tasks)
+    assert not row.ok and "disagree on 1 partner" in str(row.value)
+    assert str(seed) not in str(row.value)
