@@ -1,7 +1,7 @@
-"""A held-out task's seed never leaves the process through the MCP door (`datagauntlet mcp`)
-or the verifiers door: not in a tool result, the score logged on stderr, a taskset row, nor
-anything `vf-eval` writes (traces.jsonl, logs). A verifiers run of a private split is still
-re-scored by the secret's holder (`datagauntlet rescore traces.jsonl`)."""
+"""A held-out task's seed never leaves the process through `datagauntlet serve`, the MCP door
+(`datagauntlet mcp`) or the verifiers door: not in a reply or tool result, the score logged on
+stderr, a taskset row, nor anything `vf-eval` writes (traces.jsonl, logs). A verifiers run of a
+private split is still re-scored by the secret's holder (`datagauntlet rescore traces.jsonl`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -142,3 +143,51 @@ def test_vf_eval_of_a_private_split_writes_no_seed_and_rescores(
     )
     assert rescored.returncode == 0, rescored.stderr
     assert json.loads(rescored.stdout)["changed"] == []
+
+
+def _banner(out: Any, proc: subprocess.Popen[bytes], seconds: float = 10.0) -> str:
+    """The server's first line, which names its port (bounded wait)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and proc.poll() is None:
+        out.seek(0)
+        text = str(out.read())
+        if "http://127.0.0.1:" in text:
+            return text
+        time.sleep(0.05)
+    raise AssertionError(f"serve printed no address (exit {proc.poll()})")
+
+
+def test_serve_door_shows_no_held_out_seed(secret: dict[int, str], tmp_path: Path) -> None:
+    """`datagauntlet serve --split private`: its banner, every reply of a whole play (pages,
+    the submission, the score, a wrong route) and its output hold no seed."""
+    import httpx
+
+    child_env = {**os.environ, seeding.SECRET_ENV: SECRET}
+    argv = [*CLI, "serve", "dirty-integration", "--split", "private", "--seed", "1", "--port", "0"]
+    out = (tmp_path / "serve.log").open("w+")
+    proc = subprocess.Popen([*argv, "profile=clean"], stdout=out, stderr=out, env=child_env)
+    seen: list[str] = []
+    try:
+        banner = _banner(out, proc)
+        base = "http://127.0.0.1:" + banner.split("http://127.0.0.1:")[1].split()[0]
+        with httpx.Client(base_url=base, timeout=10) as client:
+            records, cursor = [], None
+            for _ in range(50):  # a clean world of 40 records: a few pages
+                page = client.get("/records", params={} if cursor is None else {"cursor": cursor})
+                seen.append(page.text)
+                records += page.json()["records"]
+                cursor = page.json().get("next_cursor")
+                if not cursor:
+                    break
+            kept = [{"id": r["id"], "amount": r["amount"]} for r in records]
+            seen.append(client.post("/submit", json={"records": kept}).text)
+            score = client.get("/score")
+            seen += [score.text, client.get("/nowhere").text]
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+    out.seek(0)
+    seen.append(out.read())
+    assert score.status_code == 200 and score.json()["reward"] == 1.0  # the whole play was served
+    assert "private-00001" in seen[-1]
+    assert _leaks("\n".join(seen), secret) == []
