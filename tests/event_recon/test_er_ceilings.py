@@ -7,7 +7,9 @@ computes from the committed full run; a small re-fit agrees with them.
 
 from __future__ import annotations
 
+import os
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -126,3 +128,19 @@ def test_rejudging_the_committed_run_against_the_stored_lines_changes_nothing() 
         {**r, "bound": "<= 0.32"} if r["name"] == "sweep-max" else r for r in committed()["rows"]
     ]
     assert gate_report.rejudge(stale) == committed()
+
+
+@pytest.mark.parametrize("kind", ["device", "fifo", "not json", "a list", "missing"])
+def test_a_hostile_report_is_one_line_and_exit_two(
+    kind: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "run.json"
+    if kind == "device":
+        path = Path("/dev/zero")
+    elif kind == "fifo":
+        os.mkfifo(path)
+    elif kind != "missing":
+        path.write_text("[" * 10 if kind == "not json" else "[1, 2]")
+    assert fit_ceilings.main(["--report", str(path)]) == 2  # a FIFO is refused, never read
+    err = capsys.readouterr().err
+    assert err.startswith("fit_ceilings: cannot fit on") and err.count("\n") == 1

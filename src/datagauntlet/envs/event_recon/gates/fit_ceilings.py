@@ -34,9 +34,12 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from datagauntlet.core.user_files import load_json_file
+
 CEILINGS = Path(__file__).with_name("ceilings.json")
 DOCS = Path(__file__).resolve().parents[5] / "docs" / "envs" / "event-recon.md"
 REPORT = DOCS.with_name("event-recon-gates.json")  # the full public run (gate_report --write)
+MAX_REPORT_BYTES = 16 << 20  # a full run is ~120 KB; a larger file is a wrong path
 BEGIN, END = "<!-- ceilings:start -->", "<!-- ceilings:end -->"
 MARGIN = 0.25  # a quarter above the measured maximum ...
 MARGIN_FLOOR = 0.01  # ... and at least this much above it
@@ -162,9 +165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--write", action="store_true", help=f"store the fit in {CEILINGS.name}")
     args = parser.parse_args(argv)
     try:
-        report = json.loads(args.report.read_text())
+        report = load_json_file(args.report, MAX_REPORT_BYTES, "gate run")
         record = fit(report)
-    except (OSError, ValueError, KeyError) as exc:
+    except (OSError, ValueError, KeyError, TypeError) as exc:
         print(f"fit_ceilings: cannot fit on {args.report}: {exc!r}", file=sys.stderr)
         return 2
     if report.get("split") != "public" or report.get("tasks") != 120:
