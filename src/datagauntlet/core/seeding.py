@@ -169,11 +169,10 @@ class Keyed:
     def _hash(self, label: str, index: int | str) -> int:
         head = self._heads.get(label)  # looked up here: a fault schedule draws per request
         h = (head if head is not None else self._head(label)).copy()
-        if type(index) is int and -(10**30) < index < 10**30:  # the usual draw: a counter
-            data = b"%d" % index  # == str(index).encode(), the bytes _feed would give
-            h.update(_LENGTH_PREFIX[len(data)] + data)
-        else:
-            _feed(h, index)
+        # The bytes _feed would give, without its call: a counter or a short name ("3/1").
+        data = b"%d" % index if type(index) is int else str(index).encode()
+        n = len(data)
+        h.update((_LENGTH_PREFIX[n] if n < 32 else n.to_bytes(4, "little")) + data)
         return int.from_bytes(h.digest(), "little")
 
     def unit(self, label: str, index: int | str = 0) -> float:

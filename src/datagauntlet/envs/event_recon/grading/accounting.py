@@ -33,10 +33,16 @@ def basis_amount(basis: str, gross: int, tax: int) -> int:
     return gross if basis == "gross" else gross - tax
 
 
+def month_of(at: datetime) -> str:
+    """`at.strftime("%Y-%m")` in `at`'s own zone, at a third of its cost ("%" formats are
+    the fastest, f-strings half as fast); "%d" writes the year as glibc's "%Y" does."""
+    return "%d-%02d" % (at.year, at.month)  # noqa: UP031
+
+
 @lru_cache(maxsize=65536)
 def period_of(at: datetime, zone_name: str) -> str:
     """R9: the calendar month of the instant in the program's payout zone."""
-    return at.astimezone(zone(zone_name)).strftime("%Y-%m")
+    return month_of(at.astimezone(zone(zone_name)))
 
 
 def qualifies(gross: int, program: Program) -> bool:
@@ -71,4 +77,7 @@ def money_from_wire(value: object) -> int:
 
 @lru_cache(maxsize=65536)
 def iso(at: datetime) -> str:
-    return at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    """`at.strftime("%Y-%m-%dT%H:%M:%SZ")`, formatted as `month_of` is (for its cost)."""
+    return "%d-%02d-%02dT%02d:%02d:%02dZ" % (  # noqa: UP031
+        at.year, at.month, at.day, at.hour, at.minute, at.second,
+    )  # fmt: skip

@@ -21,7 +21,8 @@ def order_lines(draft: Draft, order: Order) -> dict[tuple[str, str], int]:
         return {}
     partner = draft.survivor(row.partner_id)  # R6
     gross, tax = order.gross, order.tax
-    for effect in sorted(order.effects, key=lambda e: e.seq):  # R3: by seq, not delivery
+    effects = sorted(order.effects, key=lambda e: e.seq)  # R3: by seq, not delivery
+    for effect in effects:
         if effect.kind == "order.updated":
             gross = effect.gross if effect.gross is not None else gross  # W1: absent = unchanged
             tax = effect.tax if effect.tax is not None else tax
@@ -32,7 +33,7 @@ def order_lines(draft: Draft, order: Order) -> dict[tuple[str, str], int]:
     basis = acc.basis_amount(program.basis, gross, tax)
     lines[(partner, acc.period_of(order.at, program.payout_zone))] += acc.commission(basis, rate)
     left_gross, left_tax = gross, tax
-    for effect in sorted(order.effects, key=lambda e: e.seq):
+    for effect in effects:
         if effect.kind != "order.refunded":
             continue
         r_gross = effect.gross if effect.gross is not None else left_gross  # R13: all that is left

@@ -40,9 +40,11 @@ class Family(Protocol):
 
 def partner_orders(draft: Draft, partner_id: str, claimed: set[str]) -> list[Order]:
     """Unclaimed orders attributed directly to the partner, outside any backfill batch."""
+    # Only an order on one of the partner's codes can be: the rest skip the row lookup.
+    codes = {c.code for c in draft.codes if c.partner_id == partner_id}
     out = []
     for o in draft.orders:
-        if o.order_id in claimed or o.order_id in draft.reserved:
+        if o.code not in codes or o.order_id in claimed or o.order_id in draft.reserved:
             continue
         row = draft.code_row_at(o.code, acc.iso(o.at))
         if row is None or row.partner_id != partner_id:

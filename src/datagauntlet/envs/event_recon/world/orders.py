@@ -197,22 +197,17 @@ def deliver(
     k = w.k
     wire: dict[str, Delivery] = {}
     extras: list[Extra] = []
+    retry_rate = RETRY_RATE[w.tier]
     for n, order in enumerate(orders):
         for m, (eid, at) in enumerate(
             [(order.event_id, order.at), *((e.event_id, e.at) for e in order.effects)]
         ):
-            received = at + timedelta(seconds=k.randint("latency", f"{n}/{m}", 2, 900))
+            idx = f"{n}/{m}"
+            received = at + timedelta(seconds=k.randint("latency", idx, 2, 900))
             wire[eid] = Delivery(received)
-            if (n, m) == (forced_retry, 0) or k.chance("retry", f"{n}/{m}", RETRY_RATE[w.tier]):
-                extras.append(
-                    Extra(
-                        eid,
-                        eid,
-                        2,
-                        received
-                        + timedelta(seconds=k.randint("retry-delay", f"{n}/{m}", 30, 7200)),
-                    )
-                )
+            if (n == forced_retry and m == 0) or k.chance("retry", idx, retry_rate):
+                delay = timedelta(seconds=k.randint("retry-delay", idx, 30, 7200))
+                extras.append(Extra(eid, eid, 2, received + delay))
     return wire, extras
 
 
@@ -239,7 +234,6 @@ def backfill(
             for eid in order.events():
                 t += timedelta(seconds=k.randint("batch-gap", eid, 1, 20))
                 wire[eid] = Delivery(t, backfill=True, batch=batch)
-        extras[:] = [
-            x for x in extras if x.source_event not in {e for o in chosen for e in o.events()}
-        ]
+        dropped = {e for o in chosen for e in o.events()}
+        extras[:] = [x for x in extras if x.source_event not in dropped]
     return batched

@@ -6,10 +6,11 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass, field
+from functools import cached_property
 
 from datagauntlet.core.seeding import Keyed
 from datagauntlet.envs.event_recon.grading import truth
-from datagauntlet.envs.event_recon.world.builder import build
+from datagauntlet.envs.event_recon.world.builder import IngestLog, ingest_rows, replay
 from datagauntlet.envs.event_recon.world.contract_free import bookkeeping_projection
 from datagauntlet.envs.event_recon.world.draft import Draft
 from datagauntlet.envs.event_recon.world.families import Family, Injection
@@ -58,10 +59,14 @@ class Built:
     draft: Draft
     envelopes: list[Envelope]
     entries: list[LedgerEntry]
-    ingest: list[IngestRow]
     order_truth: truth.OrderLines
     correct: Projection
     shipped: Projection
+    ingest_log: IngestLog
+
+    @cached_property
+    def ingest(self) -> list[IngestRow]:
+        return ingest_rows(self.ingest_log)
 
     def order_shipped(self) -> truth.OrderLines:
         out: dict[str, dict[tuple[str, str], int]] = defaultdict(lambda: defaultdict(int))
@@ -95,7 +100,7 @@ def run(draft: Draft, only: set[str] | None = None) -> Built:
     projections then hold those orders' contributions alone, which is all a defect confined
     to them can change."""
     envelopes = render(draft, only)
-    entries, ingest = build(draft, envelopes)
+    entries, log = replay(draft, envelopes)
     if only is None:
         entries = entries + list(draft.manual)
         lines = truth.all_order_lines(draft)
@@ -107,10 +112,10 @@ def run(draft: Draft, only: set[str] | None = None) -> Built:
         draft,
         envelopes,
         entries,
-        ingest,
         lines,
         truth.project(draft, lines, manual=only is None),
         ledger_projection(list(draft.partners), entries),
+        log,
     )
 
 
@@ -155,13 +160,7 @@ def evaluate(
     broken_final = {p for p in final.draft.partners if final.shipped[p] != final.correct[p]}
     if tier == 1 and (len(injections) != 1 or len(broken_final) != 1):
         failed.append(CONDITIONS[7])
-    statement = statement_projection(final.draft)
-    first = final.draft.months[0]
-    paid = {p: {first: v[first]} for p, v in final.shipped.items() if v.get(first, 0) > 0}
-    if any(
-        statement.get(p, {}) == final.correct[p] or paid.get(p, {}) == final.correct[p]
-        for p in broken_final
-    ):  # neither the brand's numbers nor the payouts already made may be the answer
+    if _answered_elsewhere(final, broken_final):
         failed.append(CONDITIONS[5])
     if failed and not exhaustive:  # the cheap checks first: most rejected plans stop here
         return Evaluation(tier, final, (), failed)
@@ -206,6 +205,17 @@ def evaluate(
     )
 
 
+def _answered_elsewhere(final: Built, broken: set[str]) -> bool:
+    """Condition 6: a broken partner whose correct balance is already written down, in the
+    payouts made (checked first: they are free) or in the brand's statement."""
+    first = final.draft.months[0]
+    paid = {p: {first: v[first]} for p, v in final.shipped.items() if v.get(first, 0) > 0}
+    if any(paid.get(p, {}) == final.correct[p] for p in broken):
+        return True
+    statement = statement_projection(final.draft, broken)
+    return any(statement.get(p, {}) == final.correct[p] for p in broken)
+
+
 # The misreading each derivation-side family leaves on an order, as a builder fault.
 MISREADINGS: dict[str, tuple[dict[str, object], ...]] = {
     "gross_net_divergence": ({"basis": "flip"},),
@@ -235,7 +245,7 @@ def _ambiguous(clean: Draft, inj: Injection, alone: Built) -> bool:
                 continue
             for fault in faults:
                 neutral.faults[oid] = fault
-                entries, _ = build(neutral, envelopes)
+                entries, _ = replay(neutral, envelopes)
                 lines: dict[tuple[str, str], int] = defaultdict(int)
                 for e in entries:
                     lines[(e.partner_id, e.period)] += e.amount_minor

@@ -9,6 +9,7 @@ order, on gross, with no qualification bar, no currency check and no refunds net
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Collection
 
 from datagauntlet.envs.event_recon.grading import accounting as acc
 from datagauntlet.envs.event_recon.world.draft import Draft, Order
@@ -23,16 +24,17 @@ def _latest_gross(order: Order) -> int:
     return gross
 
 
-def statement_rows(draft: Draft) -> list[StatementRow]:
+def statement_rows(draft: Draft, partners: Collection[str] | None = None) -> list[StatementRow]:
+    """The statement's rows; with `partners`, only theirs."""
     cells: dict[tuple[str, str], list[int]] = defaultdict(lambda: [0, 0, 0])
     for order in draft.orders:
         row = draft.code_row_at(order.code, acc.iso(order.at))
-        if row is None:
+        if row is None or (partners is not None and row.partner_id not in partners):
             continue
         partner = row.partner_id  # the brand knows the code's holder, not the platform's merges
         gross = _latest_gross(order)
         rate = acc.rate_for(draft.schedule, row.program_id, "standard", order.at)
-        cell = cells[(partner, order.at.strftime("%Y-%m"))]
+        cell = cells[(partner, acc.month_of(order.at))]
         cell[0] += 1
         cell[1] += gross
         cell[2] += acc.commission(gross, rate)
@@ -42,9 +44,11 @@ def statement_rows(draft: Draft) -> list[StatementRow]:
     ]
 
 
-def statement_projection(draft: Draft) -> Projection:
+def statement_projection(draft: Draft, partners: Collection[str] | None = None) -> Projection:
+    """The statement as a projection; with `partners`, only theirs (a plan's check compares
+    only its broken partners, so it skips pricing the rest)."""
     out: dict[str, dict[str, int]] = defaultdict(dict)
-    for r in statement_rows(draft):
+    for r in statement_rows(draft, partners):
         if r.commission_minor:
             out[r.partner_id][r.period] = r.commission_minor
     return dict(out)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections import Counter
 from datetime import datetime
 from typing import Any
 
@@ -75,18 +76,30 @@ def event_index(draft: Draft) -> dict[str, tuple[Order, Effect | None]]:
     return index
 
 
+# A delivery to render: (received, what its tie-break hashes, source event, event id, attempt,
+# how it was delivered).
+_Item = tuple[datetime, tuple[str | int, ...], str, str, int, Delivery]
+
+
+def _sort_by_receipt(seed: int, items: list[_Item]) -> None:
+    """By receipt time, ties broken by a keyed hash of the item's tie parts. Only deliveries
+    that share a second are hashed: the order is the same as with every one hashed."""
+    tie = HashPrefix(seed, "tie")
+    shared = {at for at, n in Counter(item[0] for item in items).items() if n > 1}
+    items.sort(key=lambda item: (item[0], tie.at(*item[1]) if item[0] in shared else 0))
+
+
 def render(draft: Draft, only: set[str] | None = None) -> list[Envelope]:
     """Every delivery, sorted by receipt time (ties broken by a keyed hash, never by id).
 
     With `only`, just the deliveries of those orders (their relative order is the same).
     """
-    tie = HashPrefix(draft.seed, "tie")
     index = event_index(draft)
-    items: list[tuple[datetime, int, str, str, int, Delivery]] = []
+    items: list[_Item] = []
     for event_id, d in draft.wire.items():
         if only is not None and index[event_id][0].order_id not in only:
             continue
-        items.append((d.received_at, tie.at(event_id), event_id, event_id, 1, d))
+        items.append((d.received_at, (event_id,), event_id, event_id, 1, d))
     for x in draft.extras:
         if only is not None and index[x.source_event][0].order_id not in only:
             continue
@@ -95,17 +108,9 @@ def render(draft: Draft, only: set[str] | None = None) -> list[Envelope]:
             moved = Delivery(x.received_at, d.backfill, d.batch, d.money_style)
         else:
             moved = Delivery(x.received_at, True, x.batch, d.money_style)
-        items.append(
-            (
-                x.received_at,
-                tie.at(x.event_id, x.attempt),
-                x.source_event,
-                x.event_id,
-                x.attempt,
-                moved,
-            )
-        )
-    items.sort(key=lambda t: (t[0], t[1]))
+        tie = (x.event_id, x.attempt)
+        items.append((x.received_at, tie, x.source_event, x.event_id, x.attempt, moved))
+    _sort_by_receipt(draft.seed, items)
     out = []
     for n, (received, _, source, event_id, attempt, d) in enumerate(items, start=1):
         version = 2 if received >= draft.cutover else 1
