@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import gc
+import inspect
 import json
 import re
 import sqlite3
@@ -20,7 +22,13 @@ from datagauntlet.envs.event_recon.world.builder import LATENT_BUGS, build
 from datagauntlet.envs.event_recon.world.families import activated_bug, builtin_families
 from datagauntlet.envs.event_recon.world.generator import build_task, collector_paused, generate
 from datagauntlet.envs.event_recon.world.plan import apply, draw, ledger_projection, run
-from datagauntlet.envs.event_recon.world.records import FAMILIES, FILES, TABLES
+from datagauntlet.envs.event_recon.world.records import (
+    FAMILIES,
+    FILES,
+    TABLES,
+    Envelope,
+    LedgerEntry,
+)
 
 
 def _db(world):
@@ -39,11 +47,30 @@ def test_same_seed_same_bytes_and_no_answer_file() -> None:
 def test_generation_makes_no_reference_cycles() -> None:
     """`generate` keeps the cyclic collector off: sound while everything it makes is freed
     by reference counting, which a collection afterwards finding nothing shows."""
+    generate(123, 1)  # a process's first world loads what the rest reuse (tzdata's metadata)
     gc.collect()
     with collector_paused():
         for seed, tier in ((123, 1), (123, 4)):
             generate(seed, tier)
         assert gc.collect() == 0
+
+
+@pytest.mark.parametrize("cls", [Envelope, LedgerEntry])
+def test_written_out_inits_set_exactly_the_fields(cls: type) -> None:
+    """Envelope and LedgerEntry write their own `__init__` (for speed): it takes the fields
+    in order with their defaults, sets every one and nothing else, and the record stays
+    frozen."""
+    fields = dataclasses.fields(cls)
+    params = list(inspect.signature(cls).parameters.values())
+    assert [p.name for p in params] == [f.name for f in fields]
+    assert [p.default for p in params] == [
+        inspect.Parameter.empty if f.default is dataclasses.MISSING else f.default for f in fields
+    ]
+    record = cls(*(f.name for f in fields))
+    assert vars(record) == {f.name: f.name for f in fields}
+    assert dataclasses.replace(record) == record
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        setattr(record, fields[0].name, "changed")
 
 
 @pytest.mark.parametrize("index", SAMPLE_INDICES[::2])
