@@ -17,12 +17,11 @@ from datagauntlet.core.score import Score
 
 # Version stamps come with the core's scores; until a Score carries one that gate fails.
 STAMPED = "stamp" in getattr(Score, "__dataclass_fields__", {})
-# Deterministic samples: the first tasks of each eval split. bad-batch-gate's eval split is
-# 32 cases balanced over families, and its probes' ceilings hold for the balanced whole.
-# event-recon's eval split interleaves its four tiers: its first four are one of each (its own
-# rows' test, tests/event_recon/test_er_gates.py, samples the same); `make gates` runs all 120.
-SAMPLE = {"bad-batch-gate": 32, "event-recon": 4}
-DEFAULT_SAMPLE = 8
+# Every env's whole eval split, where the probes' mean ceilings are judged (over fewer tasks
+# they are shown, not judged): bad-batch-gate's 32 cases balanced over families, dataclean's
+# 40, dirty-integration's 60, and event-recon's 4, one task of each tier (its own rows' test,
+# tests/event_recon/test_er_gates.py, samples the same); `make gates` runs its 120 public ones.
+WHOLE = {"bad-batch-gate": 32, "dataclean": 40, "dirty-integration": 60, "event-recon": 4}
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess[str]:
@@ -37,7 +36,8 @@ def _cli(*args: str) -> subprocess.CompletedProcess[str]:
 
 @pytest.mark.parametrize("env_id", dg.list_envs())
 def test_every_env_passes_its_gates_on_a_sample(env_id: str) -> None:
-    proc = _cli(env_id, "-n", str(SAMPLE.get(env_id, DEFAULT_SAMPLE)), "--json")
+    assert len(dg.make(env_id).tasks("eval")) == WHOLE[env_id]
+    proc = _cli(env_id, "--json")
     report = json.loads(proc.stdout)
     assert set(report) - {"canary"} == {"env", "ok", "gates"} and report["env"] == env_id
     assert report.get("canary") == dg.make(env_id).canary  # on the gate JSON when it has one
@@ -49,12 +49,14 @@ def test_every_env_passes_its_gates_on_a_sample(env_id: str) -> None:
         assert set(g) == {"name", "value", "bound", "ok"}
         if g["name"] != "version-stamp" or STAMPED:
             assert g["ok"], g
+        if g["name"].startswith("probe:"):  # the whole split: every mean ceiling judged
+            assert "not judged" not in g["bound"], g
     assert report["ok"] == STAMPED and proc.returncode == (0 if STAMPED else 1)
 
 
 def test_the_event_recon_sample_holds_one_task_of_each_tier() -> None:
     env = dg.make("event-recon")
-    tiers = [env.tier_of(t) for t in env.tasks("eval", SAMPLE["event-recon"])]
+    tiers = [env.tier_of(t) for t in env.tasks("eval", WHOLE["event-recon"])]
     assert sorted(tiers) == [1, 2, 3, 4]
 
 
@@ -67,10 +69,21 @@ def test_a_probe_over_its_ceiling_fails_the_gate(monkeypatch: pytest.MonkeyPatch
         policies["generic"](ep)
 
     monkeypatch.setattr(type(env), "policies", lambda self: {**policies, "g": generic_claimed_low})
-    report = run_gates(env, n=3, only=["probes", "floor-gap"])
+    report = run_gates(env, only=["probes", "floor-gap"])  # the whole split: judged
     row = next(g for g in report.gates if g.name == "probe:g")
     assert not row.ok and row.bound == "<= 0.5" and row.value > 0.5
     assert not report.ok
+    partial = run_gates(env, n=3, only=["probes"])  # a mean over 3 of 40 is shown, not judged
+    row = next(g for g in partial.gates if g.name == "probe:g")
+    assert row.ok and row.bound == "<= 0.5 (not judged on 3 of 40 tasks)" and row.value > 0.5
+
+
+def test_a_partial_sample_of_bad_batch_gate_is_not_failed_by_its_mean_ceilings() -> None:
+    proc = _cli("bad-batch-gate", "-n", "8", "--json")
+    rows = {g["name"]: g for g in json.loads(proc.stdout)["gates"]}
+    over = rows["probe:load-then-quarantine"]  # 0.75 over the first 8, 0.68 over the 32
+    assert over["value"] > 0.7 and over["ok"] and "not judged on 8 of 32" in over["bound"]
+    assert rows["reference-min (careful)"]["ok"] and rows["null (do-nothing)"]["ok"]
 
 
 def test_a_planted_leak_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
