@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -17,6 +18,7 @@ from datagauntlet.core.score import Score
 
 # Version stamps come with the core's scores; until a Score carries one that gate fails.
 STAMPED = "stamp" in getattr(Score, "__dataclass_fields__", {})
+ROOT = Path(__file__).resolve().parents[2]
 # Every env's whole eval split, where the probes' mean ceilings are judged (over fewer tasks
 # they are shown, not judged): bad-batch-gate's 32 cases balanced over families, dataclean's
 # 40, dirty-integration's 60, and event-recon's 4, one task of each tier (its own rows' test,
@@ -81,9 +83,13 @@ def test_a_probe_over_its_ceiling_fails_the_gate(monkeypatch: pytest.MonkeyPatch
 def test_a_partial_sample_of_bad_batch_gate_is_not_failed_by_its_mean_ceilings() -> None:
     proc = _cli("bad-batch-gate", "-n", "8", "--json")
     rows = {g["name"]: g for g in json.loads(proc.stdout)["gates"]}
-    over = rows["probe:load-then-quarantine"]  # 0.75 over the first 8, 0.68 over the 32
-    assert over["value"] > 0.7 and over["ok"] and "not judged on 8 of 32" in over["bound"]
-    assert rows["reference-min (careful)"]["ok"] and rows["null (do-nothing)"]["ok"]
+    assert all(g["ok"] for n, g in rows.items() if n.startswith("probe:")), rows
+    for name in ("load-then-quarantine", "inspect-theatre"):  # docs/gates.md's two probes
+        over = rows[f"probe:{name}"]
+        assert over["value"] == 0.75 and over["ok"], over
+        assert over["bound"] == "<= 0.7 (not judged on 8 of 32 tasks)", over
+    docs = " ".join((ROOT / "docs" / "gates.md").read_text().split())
+    assert "two probes mean 0.75 there against 0.7 lines they keep over the 32" in docs
 
 
 def test_a_planted_leak_is_found(monkeypatch: pytest.MonkeyPatch) -> None:
